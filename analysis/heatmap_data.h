@@ -1,0 +1,27 @@
+#pragma once
+// A small value type for one 2-D map (an attention head's pattern, a position-only map, ...)
+// that crosses from the inference thread to the GUI. Plain std types only: no LibTorch, no Qt.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace poslens {
+
+struct HeatmapData {
+  int64_t rows = 0;                     ///< query positions shown (after pooling)
+  int64_t cols = 0;                     ///< key positions shown (after pooling)
+  std::vector<float> values;            ///< row-major [rows, cols]; NaN marks masked cells
+  int64_t source_rows = 0;              ///< positions before pooling (== rows when not pooled)
+  int64_t source_cols = 0;
+  std::vector<std::string> row_labels;  ///< one per source row (token text), may be empty
+  std::vector<std::string> col_labels;  ///< one per source column, may be empty
+  std::string title;                    ///< e.g. "L2 H5 pattern"
+  std::string value_name;               ///< e.g. "weight"
+  int layer = -1;
+  int head = -1;
+
+  bool pooled() const { return rows != source_rows || cols != source_cols; }
+  float at(int64_t r, int64_t c) const { return values[static_cast<std::size_t>(r * cols + c)]; }
+};
+
+}  // namespace poslens

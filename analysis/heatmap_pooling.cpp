@@ -1,0 +1,84 @@
+// Block max/mean pooling of a 2-D map down to a drawable grid, ignoring masked (-inf/NaN) cells.
+#include "analysis/heatmap_pooling.h"
+
+#include <torch/torch.h>
+
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+
+namespace poslens {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Rows (or columns) per output cell so that the output fits in `limit`.
+int64_t block_size(int64_t source, int64_t limit) {
+  return source > limit ? ceil_div(source, limit) : 1;
+}
+
+}  // namespace
+
+HeatmapData pool_heatmap(const at::Tensor& map, int64_t max_rows, int64_t max_cols,
+                         Pooling pooling) {
+  if (!map.defined()) throw Error("pool_heatmap: no map given");
+  if (map.dim() != 2)
+    throw Error("pool_heatmap: expected a 2-D map [q_pos, k_pos], got " +
+                std::to_string(map.dim()) + " dimensions");
+  if (max_rows < 1 || max_cols < 1)
+    throw Error("pool_heatmap: size limits must be >= 1, got " + std::to_string(max_rows) +
+                " x " + std::to_string(max_cols));
+
+  torch::NoGradGuard no_grad;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t src_rows = map.size(0);
+  const int64_t src_cols = map.size(1);
+  const int64_t br = block_size(src_rows, max_rows);
+  const int64_t bc = block_size(src_cols, max_cols);
+  const int64_t rows = ceil_div(src_rows, br);
+  const int64_t cols = ceil_div(src_cols, bc);
+
+  // float32 on the map's own device; -inf (masked logits) becomes NaN.
+  torch::Tensor x = map.to(torch::kFloat);
+  x = x.masked_fill(torch::isneginf(x), nan);
+
+  torch::Tensor out;
+  if (br == 1 && bc == 1) {
+    out = x;
+  } else {
+    // Pad with NaN to whole blocks, then view as [rows, br, cols, bc] and reduce dims 1 and 3.
+    const int64_t pad_r = rows * br - src_rows;
+    const int64_t pad_c = cols * bc - src_cols;
+    if (pad_r > 0 || pad_c > 0)
+      x = torch::constant_pad_nd(x, {0, pad_c, 0, pad_r}, nan);
+    const torch::Tensor blocks = x.reshape({rows, br, cols, bc});
+    const torch::Tensor masked = torch::isnan(blocks);
+    if (!masked.any().item<bool>()) {  // nothing masked: plain reductions, no copies
+      out = pooling == Pooling::Max ? blocks.amax({1, 3}) : blocks.mean({1, 3});
+    } else {
+      const torch::Tensor count = masked.logical_not().sum({1, 3});
+      if (pooling == Pooling::Max) {
+        const float ninf = -std::numeric_limits<float>::infinity();
+        out = blocks.masked_fill(masked, ninf).amax({1, 3});
+      } else {
+        out = blocks.masked_fill(masked, 0.0f).sum({1, 3}) / count.to(torch::kFloat);
+      }
+      out = out.masked_fill(count == 0, nan);  // a block of only masked cells
+    }
+  }
+
+  out = out.to(torch::kCPU).contiguous();
+  HeatmapData result;
+  result.rows = rows;
+  result.cols = cols;
+  result.source_rows = src_rows;
+  result.source_cols = src_cols;
+  result.values.resize(static_cast<std::size_t>(rows * cols));
+  if (!result.values.empty())
+    std::memcpy(result.values.data(), out.data_ptr<float>(), result.values.size() * sizeof(float));
+  return result;
+}
+
+}  // namespace poslens

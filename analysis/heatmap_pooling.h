@@ -1,0 +1,21 @@
+#pragma once
+// Reduce a captured map to a drawable size (ARCHITECTURE.md: heatmaps larger than the screen
+// are pooled to the pixel grid before drawing).
+#include <ATen/core/Tensor.h>
+
+#include "analysis/heatmap_data.h"
+
+namespace poslens {
+
+enum class Pooling { Max, Mean };
+
+/// `map` is a 2-D CPU or CUDA tensor [q_pos, k_pos] of any float dtype. If it is larger than
+/// `max_rows` x `max_cols`, each output cell is the max (or mean) over a block of
+/// ceil(q_pos/max_rows) x ceil(k_pos/max_cols) source cells (edge blocks are smaller);
+/// masked cells (-inf or NaN) are ignored inside a block and a block with only masked cells is
+/// NaN. -inf cells become NaN in the output either way. Labels are left empty (the caller fills
+/// them). Throws poslens::Error if `map` is not 2-D or a limit is < 1.
+HeatmapData pool_heatmap(const at::Tensor& map, int64_t max_rows, int64_t max_cols,
+                         Pooling pooling = Pooling::Max);
+
+}  // namespace poslens

@@ -1,0 +1,26 @@
+#pragma once
+// Internal to core: helpers shared by the per-architecture files (arch_*.cpp).
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/model_config.h"
+#include "core/weight_table.h"
+
+namespace poslens::arch {
+
+/// A required integer/number key of config.json; Error "config.json: missing \"hidden_size\"".
+int64_t require_int(const nlohmann::json& j, const char* key, const std::string& where);
+double number_or(const nlohmann::json& j, const char* key, double fallback, const std::string& where);
+int64_t int_or(const nlohmann::json& j, const char* key, int64_t fallback, const std::string& where);
+bool bool_or(const nlohmann::json& j, const char* key, bool fallback, const std::string& where);
+
+ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
+                                 const std::string& where);
+ModelConfig gpt2_config_from_hf(const nlohmann::json& j, const std::string& where);
+
+WeightTable llama2c_table(const ModelConfig& c);
+WeightTable llama_hf_table(const ModelConfig& c);
+WeightTable gpt2_hf_table(const ModelConfig& c, const std::string& prefix);
+
+}  // namespace poslens::arch

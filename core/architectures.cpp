@@ -1,0 +1,100 @@
+#include "core/architectures.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/arch_common.h"
+#include "core/error.h"
+
+namespace poslens {
+namespace arch {
+
+namespace {
+const nlohmann::json* find_key(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return (it == j.end() || it->is_null()) ? nullptr : &*it;
+}
+}  // namespace
+
+int64_t require_int(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto* v = find_key(j, key);
+  if (!v) throw Error(where + ": missing \"" + key + "\"");
+  if (!v->is_number_integer())
+    throw Error(where + ": \"" + key + "\" must be an integer, got " + v->dump());
+  return v->get<int64_t>();
+}
+
+int64_t int_or(const nlohmann::json& j, const char* key, int64_t fallback, const std::string& where) {
+  return find_key(j, key) ? require_int(j, key, where) : fallback;
+}
+
+double number_or(const nlohmann::json& j, const char* key, double fallback,
+                 const std::string& where) {
+  const auto* v = find_key(j, key);
+  if (!v) return fallback;
+  if (!v->is_number()) throw Error(where + ": \"" + key + "\" must be a number, got " + v->dump());
+  return v->get<double>();
+}
+
+bool bool_or(const nlohmann::json& j, const char* key, bool fallback, const std::string& where) {
+  const auto* v = find_key(j, key);
+  if (!v) return fallback;
+  if (!v->is_boolean()) throw Error(where + ": \"" + key + "\" must be true or false");
+  return v->get<bool>();
+}
+
+}  // namespace arch
+
+ModelConfig read_hf_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open (an HF checkpoint folder needs config.json)");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw Error(path + ": expected a JSON object");
+
+  std::string arch;
+  const auto archs = j.find("architectures");
+  if (archs != j.end() && archs->is_array() && !archs->empty() && (*archs)[0].is_string())
+    arch = (*archs)[0].get<std::string>();
+  const std::string model_type = j.value("model_type", std::string());
+
+  ModelConfig config;
+  if (arch == "LlamaForCausalLM" || arch == "MistralForCausalLM" || arch == "Qwen2ForCausalLM" ||
+      (arch.empty() && (model_type == "llama" || model_type == "mistral" || model_type == "qwen2"))) {
+    if (arch.empty())
+      arch = model_type == "llama" ? "LlamaForCausalLM"
+             : model_type == "mistral" ? "MistralForCausalLM" : "Qwen2ForCausalLM";
+    config = arch::llama_config_from_hf(j, arch, path);
+  } else if (arch == "GPT2LMHeadModel" || (arch.empty() && model_type == "gpt2")) {
+    config = arch::gpt2_config_from_hf(j, path);
+  } else {
+    throw Error(path + ": unsupported architecture \"" + (arch.empty() ? model_type : arch) +
+                "\" (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+                "GPT2LMHeadModel)");
+  }
+  config.format = "huggingface";
+  config.validate();
+  return config;
+}
+
+WeightTable weight_table_for(const ModelConfig& config, const TensorSource& source) {
+  if (config.architecture == "llama2.c") return arch::llama2c_table(config);
+  if (config.architecture == "GPT2LMHeadModel") {
+    std::string prefix;
+    for (const auto& t : source.tensors())
+      if (t.name.rfind("transformer.", 0) == 0) {
+        prefix = "transformer.";
+        break;
+      }
+    return arch::gpt2_hf_table(config, prefix);
+  }
+  return arch::llama_hf_table(config);
+}
+
+}  // namespace poslens

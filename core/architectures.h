@@ -1,0 +1,22 @@
+#pragma once
+// Supported checkpoint dialects: config parsing and weight tables, one file per architecture
+// (arch_llama.cpp, arch_gpt2.cpp). Adding an architecture = one more file + one dispatch line.
+#include <string>
+
+#include "core/model_config.h"
+#include "core/tensor_source.h"
+#include "core/weight_table.h"
+
+namespace poslens {
+
+/// Reads an HF `config.json` and returns the ModelConfig (format "huggingface").
+/// Supported `architectures[0]`: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
+/// GPT2LMHeadModel. Throws poslens::Error naming the file and the missing/invalid key, or the
+/// unknown architecture together with the supported list.
+ModelConfig read_hf_config(const std::string& config_json_path);
+
+/// The weight table for `config` (its architecture decides the dialect). `source` is consulted
+/// only to detect a name prefix (GPT-2 files with or without "transformer.").
+WeightTable weight_table_for(const ModelConfig& config, const TensorSource& source);
+
+}  // namespace poslens

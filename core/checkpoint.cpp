@@ -1,0 +1,179 @@
+#include "core/checkpoint.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/architectures.h"
+#include "core/error.h"
+#include "core/llama2c.h"
+#include "core/llama2c_tokenizer.h"
+#include "core/safetensors.h"
+#include "core/weight_table.h"
+
+namespace poslens {
+namespace fs = std::filesystem;
+namespace {
+
+std::string stored_dtypes(const TensorSource& source) {
+  std::set<std::string> names;
+  for (const auto& t : source.tensors()) names.insert(to_string(t.dtype));
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : "+") + n;
+  return out;
+}
+
+bool starts_with_zip_magic(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[2] = {0, 0};
+  in.read(magic, 2);
+  return in.gcount() == 2 && magic[0] == 'P' && magic[1] == 'K';
+}
+
+/// llama2.c keeps its tokenizer beside the model: tokenizer.bin, or tok<vocab>.bin.
+std::unique_ptr<Tokenizer> find_llama2c_tokenizer(const fs::path& model, int64_t vocab,
+                                                  const std::string& explicit_path,
+                                                  std::string& note) {
+  if (!explicit_path.empty()) return std::make_unique<Llama2cTokenizer>(explicit_path, vocab);
+  const fs::path dir = model.parent_path();
+  for (const fs::path& candidate :
+       {dir / "tokenizer.bin", dir / ("tok" + std::to_string(vocab) + ".bin")})
+    if (fs::is_regular_file(candidate))
+      return std::make_unique<Llama2cTokenizer>(candidate.string(), vocab);
+  note = "no llama2.c tokenizer found beside " + model.string() + " (looked for tokenizer.bin and tok" +
+         std::to_string(vocab) + ".bin; pass --tokenizer PATH)";
+  return nullptr;
+}
+
+LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig config,
+                   const LoadOptions& options) {
+  const auto device = parse_device(options.device);
+  const auto dtype = parse_dtype(options.dtype);
+  config.validate();
+  auto weights = load_weights(source, weight_table_for(config, source), config, device, dtype);
+  if (!out.tokenizer && !options.tokenizer.empty())  // e.g. a llama2.c model converted to HF
+    out.tokenizer = std::make_unique<Llama2cTokenizer>(options.tokenizer, config.vocab_size);
+  out.stored_dtype = stored_dtypes(source);
+  out.model = std::make_unique<Transformer>(std::move(config), std::move(weights));
+  out.n_params = parameter_count(out.model->weights());
+  return out;
+}
+
+}  // namespace
+
+c10::Device parse_device(const std::string& name) {
+  if (name == "auto") return torch::cuda::is_available() ? c10::Device(c10::kCUDA, 0) : c10::kCPU;
+  if (name == "cpu") return c10::kCPU;
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available())
+      throw Error("device \"" + name + "\" requested, but this LibTorch build has no CUDA device");
+    try {
+      return c10::Device(name);
+    } catch (const c10::Error&) {
+      throw Error("invalid device \"" + name + "\"");
+    }
+  }
+  throw Error("unknown device \"" + name + "\" (use cpu, cuda, cuda:N or auto)");
+}
+
+c10::ScalarType parse_dtype(const std::string& name) {
+  if (name == "float32" || name == "fp32") return torch::kFloat32;
+  if (name == "bfloat16" || name == "bf16") return torch::kBFloat16;
+  if (name == "float16" || name == "fp16") return torch::kFloat16;
+  throw Error("unknown dtype \"" + name + "\" (use float32, bfloat16 or float16)");
+}
+
+std::string dtype_name(c10::ScalarType dtype) {
+  switch (dtype) {
+    case torch::kFloat32: return "float32";
+    case torch::kBFloat16: return "bfloat16";
+    case torch::kFloat16: return "float16";
+    default: return c10::toString(dtype);
+  }
+}
+
+std::string describe(const LoadedModel& loaded) {
+  const auto& c = loaded.model->config();
+  std::ostringstream out;
+  out << "checkpoint:        " << loaded.path << "\n"
+      << "format:            " << loaded.format << "\n"
+      << "architecture:      " << c.architecture << "\n"
+      << "position encoding: " << loaded.model->position_encoding().describe() << "\n"
+      << "d_model:           " << c.d_model << "\n"
+      << "n_layers:          " << c.n_layers << "\n"
+      << "n_heads:           " << c.n_heads << "\n"
+      << "n_kv_heads:        " << c.n_kv_heads << "\n"
+      << "d_head:            " << c.d_head << "\n"
+      << "d_mlp:             " << c.d_mlp << "\n"
+      << "vocab:             " << c.vocab_size << "\n"
+      << "n_ctx:             " << c.n_ctx << "\n"
+      << "block:             " << to_string(c.norm) << ", " << to_string(c.mlp) << " "
+      << to_string(c.activation) << " MLP";
+  if (c.sliding_window) out << ", sliding window " << c.sliding_window;
+  out << "\n"
+      << "parameters:        " << loaded.n_params << "\n"
+      << "stored dtype:      " << loaded.stored_dtype << "\n"
+      << "compute:           " << loaded.model->device() << ", " << dtype_name(loaded.model->dtype())
+      << "\n"
+      << "tokenizer:         " << (loaded.tokenizer ? "llama2.c" : loaded.tokenizer_note) << "\n";
+  return out.str();
+}
+
+LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& options) {
+  const fs::path path(path_text);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(path_text + ": no such file or folder");
+
+  LoadedModel out;
+  out.path = path_text;
+  const std::string no_hf_tokenizer =
+      "no supported tokenizer for this model (HF tokenizers are not supported yet): use token ids";
+
+  if (fs::is_directory(path)) {
+    const fs::path config = path / "config.json";
+    if (!fs::is_regular_file(config))
+      throw Error(path_text + ": folder has no config.json (expected an HF checkpoint folder)");
+    const fs::path single = path / "model.safetensors";
+    const fs::path index = path / "model.safetensors.index.json";
+    std::unique_ptr<TensorSource> source;
+    if (fs::is_regular_file(single)) {
+      source = std::make_unique<SafetensorsFile>(single.string());
+      out.format = "huggingface (safetensors)";
+    } else if (fs::is_regular_file(index)) {
+      source = std::make_unique<ShardedSafetensors>(index.string());
+      out.format = "huggingface (sharded safetensors)";
+    } else if (fs::is_regular_file(path / "pytorch_model.bin")) {
+      throw Error(path_text + ": pytorch_model.bin checkpoints are not supported yet; "
+                              "convert to model.safetensors");
+    } else {
+      throw Error(path_text + ": no model.safetensors or model.safetensors.index.json in folder");
+    }
+    out.tokenizer_note = no_hf_tokenizer;
+    return finish(std::move(out), *source, read_hf_config(config.string()), options);
+  }
+
+  if (path.extension() == ".safetensors") {
+    const fs::path config = path.parent_path() / "config.json";
+    if (!fs::is_regular_file(config))
+      throw Error(path_text + ": a .safetensors file needs config.json beside it (" +
+                  config.string() + " not found)");
+    SafetensorsFile source(path_text);
+    out.format = "huggingface (safetensors)";
+    out.tokenizer_note = no_hf_tokenizer;
+    return finish(std::move(out), source, read_hf_config(config.string()), options);
+  }
+
+  if (starts_with_zip_magic(path))
+    throw Error(path_text + ": this is a PyTorch zip (torch.save) file, which is not supported "
+                            "yet; use a llama2.c .bin, a .safetensors file or an HF folder");
+  Llama2cFile source(path_text);
+  out.format = "llama2.c";
+  out.tokenizer = find_llama2c_tokenizer(path, source.config().vocab_size, options.tokenizer,
+                                         out.tokenizer_note);
+  return finish(std::move(out), source, source.config(), options);
+}
+
+}  // namespace poslens

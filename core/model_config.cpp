@@ -1,0 +1,90 @@
+#include "core/model_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace poslens {
+
+const char* to_string(NormType v) { return v == NormType::RMSNorm ? "RMSNorm" : "LayerNorm"; }
+const char* to_string(MlpType v) { return v == MlpType::Gated ? "gated" : "plain"; }
+const char* to_string(Activation v) {
+  switch (v) {
+    case Activation::SiLU: return "silu";
+    case Activation::GeluNew: return "gelu_new";
+    case Activation::GeluExact: return "gelu";
+  }
+  return "?";
+}
+const char* to_string(PositionKind v) {
+  switch (v) {
+    case PositionKind::None: return "none";
+    case PositionKind::LearnedAbsolute: return "learned_absolute";
+    case PositionKind::Rotary: return "rope";
+  }
+  return "?";
+}
+const char* to_string(RopePairing v) {
+  return v == RopePairing::Interleaved ? "interleaved" : "half_split";
+}
+
+void ModelConfig::validate() const {
+  auto positive = [&](const char* name, int64_t value) {
+    if (value <= 0)
+      throw Error(architecture + " config: " + name + " must be positive, got " +
+                  std::to_string(value));
+  };
+  positive("d_model", d_model);
+  positive("n_layers", n_layers);
+  positive("n_heads", n_heads);
+  positive("n_kv_heads", n_kv_heads);
+  positive("d_head", d_head);
+  positive("d_mlp", d_mlp);
+  positive("vocab_size", vocab_size);
+  if (n_heads % n_kv_heads != 0)
+    throw Error(architecture + " config: n_heads (" + std::to_string(n_heads) +
+                ") is not a multiple of n_kv_heads (" + std::to_string(n_kv_heads) + ")");
+  if (position == PositionKind::Rotary) {
+    if (rotary_dim <= 0 || rotary_dim > d_head || rotary_dim % 2 != 0)
+      throw Error(architecture + " config: rotary_dim " + std::to_string(rotary_dim) +
+                  " must be even and in [2, d_head=" + std::to_string(d_head) + "]");
+    if (!(rope_theta > 0))
+      throw Error(architecture + " config: rope_theta must be positive");
+  }
+  if (position == PositionKind::LearnedAbsolute) positive("n_ctx", n_ctx);
+  if (!(norm_eps > 0)) throw Error(architecture + " config: norm eps must be positive");
+}
+
+std::string ModelConfig::to_json() const {
+  nlohmann::ordered_json j;
+  j["format"] = format;
+  j["architecture"] = architecture;
+  j["d_model"] = d_model;
+  j["n_layers"] = n_layers;
+  j["n_heads"] = n_heads;
+  j["n_kv_heads"] = n_kv_heads;
+  j["d_head"] = d_head;
+  j["d_mlp"] = d_mlp;
+  j["vocab_size"] = vocab_size;
+  j["n_ctx"] = n_ctx;
+  j["norm"] = to_string(norm);
+  j["norm_eps"] = norm_eps;
+  j["mlp"] = to_string(mlp);
+  j["activation"] = to_string(activation);
+  j["position_encoding"] = to_string(position);
+  if (position == PositionKind::Rotary) {
+    j["rope_theta"] = rope_theta;
+    j["rope_pairing"] = to_string(rope_pairing);
+    j["rotary_dim"] = rotary_dim;
+  }
+  j["qkv_bias"] = qkv_bias;
+  j["attn_out_bias"] = attn_out_bias;
+  j["mlp_bias"] = mlp_bias;
+  j["tie_word_embeddings"] = tie_word_embeddings;
+  j["sliding_window"] = sliding_window;
+  j["causal"] = causal;
+  j["bos_token_id"] = bos_token_id;
+  return j.dump();
+}
+
+}  // namespace poslens

@@ -1,0 +1,35 @@
+#pragma once
+// The weights of a decoder-only transformer by role, in one convention whatever the checkpoint:
+// linear weights are [out, in] (torch.nn.Linear), fused tensors already split, all on the
+// model's device and compute dtype. Undefined tensors mean "absent" (e.g. no biases in Llama).
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace poslens {
+
+struct LayerWeights {
+  at::Tensor attn_norm, attn_norm_bias;  ///< [d_model]
+  at::Tensor w_q, b_q;                   ///< [n_heads*d_head, d_model], [n_heads*d_head]
+  at::Tensor w_k, b_k;                   ///< [n_kv_heads*d_head, d_model], [n_kv_heads*d_head]
+  at::Tensor w_v, b_v;                   ///< [n_kv_heads*d_head, d_model], [n_kv_heads*d_head]
+  at::Tensor w_o, b_o;                   ///< [d_model, n_heads*d_head], [d_model]
+  at::Tensor mlp_norm, mlp_norm_bias;    ///< [d_model]
+  at::Tensor w_gate, b_gate;             ///< [d_mlp, d_model], [d_mlp] (gated MLP only)
+  at::Tensor w_up, b_up;                 ///< [d_mlp, d_model], [d_mlp]
+  at::Tensor w_down, b_down;             ///< [d_model, d_mlp], [d_model]
+};
+
+struct ModelWeights {
+  at::Tensor tok_embed;                     ///< [vocab, d_model]
+  at::Tensor pos_embed;                     ///< [n_ctx, d_model] (learned absolute only)
+  std::vector<LayerWeights> layers;
+  at::Tensor final_norm, final_norm_bias;   ///< [d_model]
+  at::Tensor unembed;                       ///< [vocab, d_model]; aliases tok_embed when tied
+  at::Tensor unembed_bias;                  ///< [vocab]
+};
+
+/// Number of parameters, counting a tied unembedding once.
+int64_t parameter_count(const ModelWeights& w);
+
+}  // namespace poslens

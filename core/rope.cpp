@@ -1,0 +1,69 @@
+#include "core/rope.h"
+
+#include <torch/torch.h>
+
+#include <sstream>
+
+#include "core/error.h"
+
+namespace poslens {
+
+at::Tensor rope_frequencies(double rope_theta, int64_t rotary_dim) {
+  const auto c = torch::arange(0, rotary_dim / 2, torch::kFloat64);
+  return torch::pow(rope_theta, -2.0 * c / static_cast<double>(rotary_dim));
+}
+
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& positions, double rope_theta,
+                      int64_t rotary_dim, RopePairing pairing) {
+  if (x.dim() != 4) throw Error("apply_rope: expected x [batch, pos, head, d_head]");
+  const int64_t d_head = x.size(3);
+  if (rotary_dim < 2 || rotary_dim % 2 != 0 || rotary_dim > d_head)
+    throw Error("apply_rope: rotary_dim " + std::to_string(rotary_dim) +
+                " must be even and in [2, d_head=" + std::to_string(d_head) + "]");
+  if (positions.dim() != 1 || positions.size(0) != x.size(1))
+    throw Error("apply_rope: positions must be [pos] with pos = " + std::to_string(x.size(1)));
+
+  const int64_t half = rotary_dim / 2;
+  const auto freqs = rope_frequencies(rope_theta, rotary_dim).to(x.device());
+  const auto angles = positions.to(x.device(), torch::kFloat64).unsqueeze(1) * freqs;  // [pos, half]
+  // [1, pos, 1, half] for broadcasting over batch and heads.
+  const auto cos = angles.cos().to(torch::kFloat32).view({1, -1, 1, half});
+  const auto sin = angles.sin().to(torch::kFloat32).view({1, -1, 1, half});
+
+  const auto rot = x.narrow(3, 0, rotary_dim).to(torch::kFloat32);
+  at::Tensor a, b;  // the two members of each pair, [batch, pos, head, half]
+  if (pairing == RopePairing::Interleaved) {
+    const auto pairs = rot.view({rot.size(0), rot.size(1), rot.size(2), half, 2});
+    a = pairs.select(4, 0);
+    b = pairs.select(4, 1);
+  } else {
+    a = rot.narrow(3, 0, half);
+    b = rot.narrow(3, half, half);
+  }
+  const auto out_a = a * cos - b * sin;
+  const auto out_b = a * sin + b * cos;
+  at::Tensor rotated = pairing == RopePairing::Interleaved
+                           ? torch::stack({out_a, out_b}, 4).flatten(3)
+                           : torch::cat({out_a, out_b}, 3);
+  rotated = rotated.to(x.scalar_type());
+  if (rotary_dim == d_head) return rotated;
+  return torch::cat({rotated, x.narrow(3, rotary_dim, d_head - rotary_dim)}, 3);
+}
+
+RotaryEncoding::RotaryEncoding(double rope_theta, int64_t rotary_dim, int64_t d_head,
+                               RopePairing pairing)
+    : rope_theta_(rope_theta), rotary_dim_(rotary_dim), d_head_(d_head), pairing_(pairing) {}
+
+std::string RotaryEncoding::describe() const {
+  std::ostringstream out;
+  out << "RoPE (" << to_string(pairing_) << " pairs, rope_theta=" << rope_theta_;
+  if (rotary_dim_ != d_head_) out << ", rotary_dim=" << rotary_dim_ << " of " << d_head_;
+  out << ")";
+  return out.str();
+}
+
+at::Tensor RotaryEncoding::rotate(const at::Tensor& x, const at::Tensor& positions) const {
+  return apply_rope(x, positions, rope_theta_, rotary_dim_, pairing_);
+}
+
+}  // namespace poslens

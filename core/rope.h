@@ -1,0 +1,37 @@
+#pragma once
+// Rotary position embedding (Su et al. 2021, RoFormer; SPEC.md §2 "RoPE"; seed 003 §4.2.1).
+#include "core/position_encoding.h"
+
+namespace poslens {
+
+/// theta_c = rope_theta^(-2c/rotary_dim), c = 0..rotary_dim/2-1 (radians per position), as
+/// float64 [rotary_dim/2]. rotary_dim == d_head for full rotary, smaller for partial rotary
+/// (the HF convention: frequencies are spread over rotary_dim).
+at::Tensor rope_frequencies(double rope_theta, int64_t rotary_dim);
+
+/// Rotates each 2-D pair of the first `rotary_dim` dims of `x` [batch, pos, head, d_head] by
+/// m·theta_c, m = positions[pos] (int64 [pos]); the remaining dims pass through unchanged.
+///   Interleaved pairs (2c, 2c+1) — GPT-J / Meta / llama2.c:
+///     out[2c] = x[2c]·cos − x[2c+1]·sin,  out[2c+1] = x[2c]·sin + x[2c+1]·cos
+///   HalfSplit pairs (c, c + rotary_dim/2) — HF `rotate_half`:
+///     out[c] = x[c]·cos − x[c+r/2]·sin,  out[c+r/2] = x[c+r/2]·cos + x[c]·sin
+/// Angles are computed in float64, cos/sin in float32, the result has x's dtype and device.
+/// Throws poslens::Error if rotary_dim is odd, < 2 or > d_head, or positions has the wrong size.
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& positions, double rope_theta,
+                      int64_t rotary_dim, RopePairing pairing);
+
+class RotaryEncoding : public PositionEncoding {
+ public:
+  RotaryEncoding(double rope_theta, int64_t rotary_dim, int64_t d_head, RopePairing pairing);
+  std::string describe() const override;
+  bool rotates() const override { return true; }
+  at::Tensor rotate(const at::Tensor& x, const at::Tensor& positions) const override;
+
+ private:
+  double rope_theta_;
+  int64_t rotary_dim_;
+  int64_t d_head_;
+  RopePairing pairing_;
+};
+
+}  // namespace poslens

@@ -1,0 +1,38 @@
+// Names and sizes of stored element types (safetensors spelling, huggingface/safetensors).
+#include "core/tensor_source.h"
+
+namespace poslens {
+
+const char* to_string(StoredDType dtype) {
+  switch (dtype) {
+    case StoredDType::F32: return "F32";
+    case StoredDType::F16: return "F16";
+    case StoredDType::BF16: return "BF16";
+    case StoredDType::F64: return "F64";
+    case StoredDType::I64: return "I64";
+    case StoredDType::I32: return "I32";
+    case StoredDType::I16: return "I16";
+    case StoredDType::I8: return "I8";
+    case StoredDType::U8: return "U8";
+    case StoredDType::Bool: return "BOOL";
+  }
+  return "?";
+}
+
+std::size_t element_size(StoredDType dtype) {
+  switch (dtype) {
+    case StoredDType::F64:
+    case StoredDType::I64: return 8;
+    case StoredDType::F32:
+    case StoredDType::I32: return 4;
+    case StoredDType::F16:
+    case StoredDType::BF16:
+    case StoredDType::I16: return 2;
+    case StoredDType::I8:
+    case StoredDType::U8:
+    case StoredDType::Bool: return 1;
+  }
+  return 1;
+}
+
+}  // namespace poslens

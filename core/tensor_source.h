@@ -1,0 +1,40 @@
+#pragma once
+// A named collection of checkpoint tensors (a safetensors file, a set of shards, a llama2.c
+// .bin). The architecture tables (weight_table.h) read from this interface only, so every
+// format is validated and mapped the same way.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace poslens {
+
+/// Element type of a stored tensor, as named in safetensors ("F32", "F16", "BF16", ...).
+enum class StoredDType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool };
+
+/// Name of a stored dtype in safetensors spelling ("F32").
+const char* to_string(StoredDType dtype);
+/// Size in bytes of one element.
+std::size_t element_size(StoredDType dtype);
+
+struct TensorInfo {
+  std::string name;
+  StoredDType dtype = StoredDType::F32;
+  std::vector<int64_t> shape;
+};
+
+class TensorSource {
+ public:
+  virtual ~TensorSource() = default;
+  /// Every tensor the source holds, in file order.
+  virtual const std::vector<TensorInfo>& tensors() const = 0;
+  /// A CPU tensor with the stored dtype and shape. It may alias memory owned by the source
+  /// (a memory map), so it is valid only while the source lives; clone or convert to keep it.
+  /// Throws poslens::Error if the name is unknown.
+  virtual at::Tensor load(const std::string& name) const = 0;
+  /// Where the tensors come from, for error messages ("model.safetensors").
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace poslens

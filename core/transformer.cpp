@@ -1,0 +1,191 @@
+#include "core/transformer.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+namespace poslens {
+namespace {
+
+/// Keeps the hook points a CaptureSpec asks for: CPU, float32, contiguous. A tensor that is
+/// already so is kept without a copy; the forward pass never modifies tensors in place.
+class Recorder {
+ public:
+  Recorder(const CaptureSpec& spec, Captures* out) : spec_(spec), out_(out) {}
+  void operator()(HookKind kind, int layer, const at::Tensor& t) const {
+    if (!out_ || !spec_.wants({kind, layer})) return;
+    out_->tensors.emplace_back(HookPoint{kind, layer},
+                               t.to(torch::kCPU, torch::kFloat32).contiguous());
+  }
+
+ private:
+  const CaptureSpec& spec_;
+  Captures* out_;
+};
+
+/// RMSNorm (Zhang & Sennrich 2019, as in HF LlamaRMSNorm): normalised in float32, then scaled.
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  const auto xf = x.to(torch::kFloat32);
+  const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return weight * normed.to(x.scalar_type());
+}
+
+at::Tensor norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight,
+                const at::Tensor& bias) {
+  if (c.norm == NormType::RMSNorm) return rms_norm(x, weight, c.norm_eps);
+  const auto b = bias.defined() ? bias.to(torch::kFloat32) : at::Tensor();
+  return at::layer_norm(x.to(torch::kFloat32), {x.size(-1)}, weight.to(torch::kFloat32), b,
+                        c.norm_eps)
+      .to(x.scalar_type());
+}
+
+at::Tensor activation(Activation a, const at::Tensor& x) {
+  switch (a) {
+    case Activation::SiLU: return at::silu(x);
+    case Activation::GeluNew: return at::gelu(x, "tanh");
+    case Activation::GeluExact: return at::gelu(x);
+  }
+  return x;
+}
+
+at::Tensor mlp(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
+  if (c.mlp == MlpType::Gated) {
+    const auto gate = activation(c.activation, at::linear(h, w.w_gate, w.b_gate));
+    return at::linear(gate * at::linear(h, w.w_up, w.b_up), w.w_down, w.b_down);
+  }
+  return at::linear(activation(c.activation, at::linear(h, w.w_up, w.b_up)), w.w_down, w.b_down);
+}
+
+/// [q_pos, k_pos] boolean: true where query i may attend to key j.
+at::Tensor allowed_keys(const ModelConfig& c, int64_t T, c10::Device device) {
+  const auto i = torch::arange(T, torch::dtype(torch::kLong).device(device)).unsqueeze(1);
+  const auto j = torch::arange(T, torch::dtype(torch::kLong).device(device)).unsqueeze(0);
+  auto allowed = c.causal ? (j <= i) : torch::ones({T, T}, torch::dtype(torch::kBool).device(device));
+  if (c.sliding_window > 0) allowed = allowed & ((i - j) < c.sliding_window);
+  return allowed;
+}
+
+}  // namespace
+
+at::Tensor Captures::find(const HookPoint& point) const {
+  for (const auto& [p, t] : tensors)
+    if (p == point) return t;
+  return {};
+}
+
+Transformer::Transformer(ModelConfig config, ModelWeights weights)
+    : config_(std::move(config)), weights_(std::move(weights)) {
+  config_.validate();
+  if (static_cast<int64_t>(weights_.layers.size()) != config_.n_layers)
+    throw Error("model weights have " + std::to_string(weights_.layers.size()) + " layers, config " +
+                std::to_string(config_.n_layers));
+  if (!weights_.unembed.defined()) weights_.unembed = weights_.tok_embed;  // tied
+  position_ = make_position_encoding(config_, weights_);
+}
+
+c10::Device Transformer::device() const { return weights_.tok_embed.device(); }
+c10::ScalarType Transformer::dtype() const { return weights_.tok_embed.scalar_type(); }
+
+std::vector<HookPoint> Transformer::hook_points() const {
+  std::vector<HookPoint> points{{HookKind::Embed, -1}};
+  if (config_.position == PositionKind::LearnedAbsolute) points.push_back({HookKind::PosEmbed, -1});
+  for (int l = 0; l < config_.n_layers; ++l) {
+    for (auto kind : {HookKind::ResidPre, HookKind::Q, HookKind::K, HookKind::V})
+      points.push_back({kind, l});
+    if (position_->rotates()) {
+      points.push_back({HookKind::RotQ, l});
+      points.push_back({HookKind::RotK, l});
+    }
+    for (auto kind : {HookKind::AttnScores, HookKind::Pattern, HookKind::Z, HookKind::AttnOut,
+                      HookKind::ResidMid, HookKind::MlpOut, HookKind::ResidPost})
+      points.push_back({kind, l});
+  }
+  points.push_back({HookKind::LnFinal, -1});
+  points.push_back({HookKind::Logits, -1});
+  return points;
+}
+
+at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spec,
+                                Captures* captures, const ProgressFn& progress) const {
+  c10::InferenceMode inference;
+  if (!tokens.defined() || tokens.dim() != 2)
+    throw Error("tokens must be a 2-D [batch, pos] tensor of ids");
+  if (tokens.numel() == 0) throw Error("no tokens to run (the input is empty)");
+  if (at::isFloatingType(tokens.scalar_type()) || tokens.scalar_type() == torch::kBool)
+    throw Error("token ids must be integers");
+  const auto ids = tokens.to(device(), torch::kLong);
+  const int64_t lo = ids.min().item<int64_t>(), hi = ids.max().item<int64_t>();
+  if (lo < 0 || hi >= config_.vocab_size)
+    throw Error("token id " + std::to_string(lo < 0 ? lo : hi) + " is outside the vocabulary [0, " +
+                std::to_string(config_.vocab_size) + ")");
+
+  const auto& c = config_;
+  const int64_t B = ids.size(0), T = ids.size(1), H = c.n_heads, Hkv = c.n_kv_heads, dh = c.d_head;
+  const Recorder record(spec, captures);
+  const auto positions = torch::arange(T, torch::dtype(torch::kLong).device(device()));
+  const auto allowed = allowed_keys(c, T, device());
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+
+  auto x = weights_.tok_embed.index_select(0, ids.flatten()).view({B, T, c.d_model});
+  record(HookKind::Embed, -1, x);
+  if (const auto pe = position_->embedding(positions); pe.defined()) {
+    const auto pe_b = pe.unsqueeze(0).expand({B, T, c.d_model});
+    record(HookKind::PosEmbed, -1, pe_b);
+    x = x + pe_b;
+  }
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const auto& w = weights_.layers[static_cast<size_t>(l)];
+    record(HookKind::ResidPre, l, x);
+    const auto h = norm(c, x, w.attn_norm, w.attn_norm_bias);
+    auto q = at::linear(h, w.w_q, w.b_q).view({B, T, H, dh});
+    auto k = at::linear(h, w.w_k, w.b_k).view({B, T, Hkv, dh});
+    const auto v = at::linear(h, w.w_v, w.b_v).view({B, T, Hkv, dh});
+    record(HookKind::Q, l, q);
+    record(HookKind::K, l, k);
+    record(HookKind::V, l, v);
+    if (position_->rotates()) {
+      q = position_->rotate(q, positions);
+      k = position_->rotate(k, positions);
+      record(HookKind::RotQ, l, q);
+      record(HookKind::RotK, l, k);
+    }
+
+    const auto qh = q.transpose(1, 2);  // [B, H, T, dh]
+    auto kh = k.transpose(1, 2);        // [B, Hkv, T, dh]
+    auto vh = v.transpose(1, 2);
+    if (Hkv != H) {  // GQA: query head h reads kv head h / (H / Hkv)
+      kh = kh.repeat_interleave(H / Hkv, 1);
+      vh = vh.repeat_interleave(H / Hkv, 1);
+    }
+    const auto scores = (torch::matmul(qh, kh.transpose(-1, -2)).to(torch::kFloat32) * scale)
+                            .masked_fill(allowed.logical_not(), neg_inf);
+    record(HookKind::AttnScores, l, scores);
+    const auto pattern = torch::softmax(scores, -1);
+    record(HookKind::Pattern, l, pattern);
+    const auto z = torch::matmul(pattern.to(vh.scalar_type()), vh).transpose(1, 2);  // [B,T,H,dh]
+    record(HookKind::Z, l, z);
+    const auto attn_out = at::linear(z.reshape({B, T, H * dh}), w.w_o, w.b_o);
+    record(HookKind::AttnOut, l, attn_out);
+    x = x + attn_out;
+    record(HookKind::ResidMid, l, x);
+
+    const auto mlp_out = mlp(c, w, norm(c, x, w.mlp_norm, w.mlp_norm_bias));
+    record(HookKind::MlpOut, l, mlp_out);
+    x = x + mlp_out;
+    record(HookKind::ResidPost, l, x);
+    if (progress && !progress(l + 1, static_cast<int>(c.n_layers))) throw Cancelled();
+  }
+
+  x = norm(c, x, weights_.final_norm, weights_.final_norm_bias);
+  record(HookKind::LnFinal, -1, x);
+  const auto logits = at::linear(x, weights_.unembed, weights_.unembed_bias).to(torch::kFloat32);
+  record(HookKind::Logits, -1, logits);
+  return logits;
+}
+
+}  // namespace poslens

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package PosLens needs to build, test and run. Idempotent.
+# OpenBLAS matters: without it Debian's LibTorch uses the reference BLAS (~40x slower).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  qt6-base-dev qt6-svg-dev libqcustomplot-dev
+  libtorch-dev libopenblas0-pthread
+  libeigen3-dev libhdf5-dev hdf5-tools nlohmann-json3-dev libcli11-dev
+  libgtest-dev libbenchmark-dev
+  xvfb xauth imagemagick
+  python3-torch python3-h5py python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi

@@ -1,0 +1,153 @@
+// poslens-cli as a user runs it: the real binary, its output, exit codes and files.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <H5Cpp.h>
+
+#include <array>
+#include <cstdio>
+#include <sys/wait.h>
+
+#include "fixtures.h"
+
+namespace poslens {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result cli(const std::string& args) {
+  if (!std::filesystem::exists(POSLENS_CLI_PATH)) return {-1, "no cli"};
+  const std::string command = std::string(POSLENS_CLI_PATH) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+std::string stories() { return q(test::stories_dir() / "stories260K.bin"); }
+
+#define REQUIRE_CLI()                                                                   \
+  if (!std::filesystem::exists(POSLENS_CLI_PATH)) GTEST_SKIP() << "poslens-cli not built"
+
+TEST(Cli, InfoDescribesStories260K) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto r = cli("info " + stories());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("format:            llama2.c"));
+  EXPECT_THAT(r.output, HasSubstr("RoPE (interleaved pairs, rope_theta=10000)"));
+  EXPECT_THAT(r.output, HasSubstr("n_kv_heads:        4"));
+  EXPECT_THAT(r.output, HasSubstr("d_head:            8"));
+  EXPECT_THAT(r.output, HasSubstr("vocab:             512"));
+}
+
+TEST(Cli, RunWritesTheDocumentedHdf5) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto out = test::scratch_dir() / "run.h5";
+  const auto r = cli("run " + stories() + " --text 'Once upon a time' --out " + q(out));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("wrote 6 captures"));
+
+  H5::H5File file(out.string(), H5F_ACC_RDONLY);
+  const auto pattern = file.openDataSet("/captures/blocks.4.attn.hook_pattern");
+  hsize_t dims[4];
+  ASSERT_EQ(pattern.getSpace().getSimpleExtentDims(dims), 4);
+  const hsize_t T = dims[2];
+  EXPECT_EQ(dims[0], 1u);
+  EXPECT_EQ(dims[1], 8u);
+  EXPECT_EQ(dims[3], T);
+  const auto ids = file.openDataSet("/tokens/ids");
+  hsize_t id_dims[2];
+  ids.getSpace().getSimpleExtentDims(id_dims);
+  EXPECT_EQ(id_dims[1], T);
+  std::vector<int64_t> id_values(T);
+  ids.read(id_values.data(), H5::PredType::NATIVE_INT64);
+  EXPECT_EQ(id_values[0], 1) << "BOS first";
+  EXPECT_TRUE(file.nameExists("/captures/logits"));
+  EXPECT_TRUE(file.attrExists("model_config"));
+}
+
+TEST(Cli, RunWithTokenIdsUsesThemExactly) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto out = test::scratch_dir() / "ids.h5";
+  const auto r = cli("run " + stories() + " --tokens 5,6,7 --capture 'blocks.0.*' --out " + q(out));
+  ASSERT_EQ(r.code, 0) << r.output;
+  H5::H5File file(out.string(), H5F_ACC_RDONLY);
+  std::vector<int64_t> ids(3);
+  file.openDataSet("/tokens/ids").read(ids.data(), H5::PredType::NATIVE_INT64);
+  EXPECT_EQ(ids, (std::vector<int64_t>{5, 6, 7}));
+  EXPECT_TRUE(file.nameExists("/captures/blocks.0.attn.hook_rot_q"));
+  EXPECT_FALSE(file.nameExists("/captures/blocks.1.attn.hook_pattern"));
+}
+
+TEST(Cli, BadInputGivesOneMessageAndNoFile) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto dir = test::scratch_dir();
+  const auto out = dir / "out.h5";
+  struct Case {
+    std::string args;
+    int code;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"run /nonexistent.bin --text hi --out " + q(out), 1, "no such file"},
+      {"run " + stories() + " --text '' --out " + q(out), 1, "text is empty"},
+      {"run " + stories() + " --tokens 1,x --out " + q(out), 1, "\"x\" is not an integer"},
+      {"run " + stories() + " --tokens 1,512 --out " + q(out), 1, "outside the vocabulary"},
+      {"run " + stories() + " --text hi --capture blocks.*.hook_nope --out " + q(out), 1,
+       "matches no hook point"},
+      {"run " + stories() + " --text hi --device tpu --out " + q(out), 1, "unknown device"},
+      {"run " + stories() + " --text hi --out " + q(dir / "missing" / "x.h5"), 1, "missing"},
+      {"run " + stories() + " --text hi", 2, "--out"},
+      {"run " + stories() + " --out " + q(out), 2, "--text or --tokens"},
+      {"run " + stories() + " --text hi --tokens 1 --out " + q(out), 2, "excludes"},
+      {"frobnicate", 2, ""},
+  };
+  for (const auto& c : cases) {
+    const auto r = cli(c.args);
+    EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(c.message)) << c.args;
+    EXPECT_FALSE(std::filesystem::exists(out)) << c.args;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "no temporary files left behind";
+}
+
+TEST(Cli, ConvertedFolderRunsWithTokenIdsAndSaysWhyTextFails) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto dir = test::scratch_dir();
+  auto r = cli("convert " + stories() + " --out " + q(dir / "hf"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = cli("info " + q(dir / "hf"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("LlamaForCausalLM"));
+  EXPECT_THAT(r.output, HasSubstr("half_split pairs"));
+  r = cli("run " + q(dir / "hf") + " --text 'Once upon' --out " + q(dir / "x.h5"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.output, HasSubstr("no supported tokenizer"));
+  r = cli("run " + q(dir / "hf") + " --tokens 1,403,407 --out " + q(dir / "x.h5"));
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
+TEST(Cli, GenerateTellsAStory) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto r = cli("generate " + stories() + " --max-new-tokens 20");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Once upon a time, there was a little girl named Lily"));
+}
+
+}  // namespace
+}  // namespace poslens

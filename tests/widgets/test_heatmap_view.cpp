@@ -1,0 +1,297 @@
+#include <gtest/gtest.h>
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QWheelEvent>
+
+#include <cmath>
+#include <limits>
+
+#include "sample_heatmaps.h"
+#include "widgets/heatmap_view.h"
+
+namespace poslens {
+namespace {
+
+using test_data::causalPattern;
+using test_data::storyTokens;
+
+/// A shown HeatmapView of a fixed size, with the event loop run until its layout settled.
+class HeatmapViewTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    view.resize(720, 640);
+    view.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  }
+  void show(const HeatmapData& data) {
+    view.setHeatmap(data);
+    settle();
+  }
+  static void settle() {
+    for (int i = 0; i < 5; ++i) {
+      QCoreApplication::processEvents();
+      QTest::qWait(5);
+    }
+  }
+  /// Moves the mouse onto the centre of a cell and waits (up to 1 s: on a real X server the
+  /// move arrives through the window system) until `spy` saw one more signal.
+  void hover(int query, int key, QSignalSpy& spy) {
+    const auto center = view.cellCenter(query, key);
+    ASSERT_TRUE(center.has_value());
+    const auto before = spy.count();
+    QTest::mouseMove(view.plotWidget(), *center);
+    for (int waited = 0; spy.count() == before && waited < 1000; waited += 10) QTest::qWait(10);
+  }
+  /// Pixel of a grabbed image at widget coordinates `p` (scaled by its device pixel ratio).
+  static QRgb pixelAt(const QImage& image, QPoint p) {
+    const qreal dpr = image.devicePixelRatio();
+    return image.pixel(static_cast<int>(p.x() * dpr), static_cast<int>(p.y() * dpr));
+  }
+  HeatmapView view;
+};
+
+TEST_F(HeatmapViewTest, StartsEmptyWithAHint) {
+  EXPECT_FALSE(view.hasHeatmap());
+  EXPECT_EQ(view.emptyStateText(), QStringLiteral("Open a checkpoint and press Run"));
+  EXPECT_FALSE(view.cellCenter(0, 0).has_value());
+}
+
+TEST_F(HeatmapViewTest, SmallMapShowsEveryTokenOnBothAxes) {
+  show(causalPattern(storyTokens()));
+  ASSERT_TRUE(view.hasHeatmap());
+  const QStringList expected{"Once", " upon", " a", " time", ","};
+  EXPECT_EQ(view.keyTickLabels(), expected);
+  EXPECT_EQ(view.queryTickLabels(), expected);
+}
+
+TEST_F(HeatmapViewTest, QueryZeroIsAtTheTopAndCellsAreOnAGrid) {
+  show(causalPattern(storyTokens()));
+  const QPoint c00 = *view.cellCenter(0, 0);
+  const QPoint c01 = *view.cellCenter(0, 1);
+  const QPoint c10 = *view.cellCenter(1, 0);
+  const QPoint c44 = *view.cellCenter(4, 4);
+  EXPECT_LT(c00.y(), c10.y());  // query grows downwards
+  EXPECT_LT(c00.x(), c01.x());  // key grows to the right
+  EXPECT_EQ(c00.y(), c01.y());
+  EXPECT_EQ(c00.x(), c10.x());
+  // Equal steps: the 4 cells between c00 and c44 have the same pitch as c00 -> c01.
+  EXPECT_NEAR(c44.x() - c00.x(), 4 * (c01.x() - c00.x()), 2);
+  EXPECT_NEAR(c44.y() - c00.y(), 4 * (c10.y() - c00.y()), 2);
+  EXPECT_FALSE(view.cellCenter(5, 0).has_value());
+  EXPECT_FALSE(view.cellCenter(0, -1).has_value());
+}
+
+TEST_F(HeatmapViewTest, CellsArePaintedWithTheSharedColormapAndMaskedCellsGrey) {
+  const HeatmapData data = causalPattern(storyTokens());
+  show(data);
+  const QImage image = view.plotWidget()->grab().toImage();
+  auto pixel = [&](int query, int key) { return pixelAt(image, *view.cellCenter(query, key)); };
+  auto expectColor = [](QRgb actual, QRgb expected, const char* what) {
+    EXPECT_NEAR(qRed(actual), qRed(expected), 3) << what;
+    EXPECT_NEAR(qGreen(actual), qGreen(expected), 3) << what;
+    EXPECT_NEAR(qBlue(actual), qBlue(expected), 3) << what;
+  };
+  expectColor(pixel(0, 0), colormapColor(1.0), "query 0 -> key 0 has weight 1");
+  expectColor(pixel(3, 1), colormapColor(data.at(3, 1), {0.0, 1.0}), "query 3 -> key 1");
+  expectColor(pixel(4, 4), colormapColor(data.at(4, 4), {0.0, 1.0}), "query 4 -> key 4");
+  EXPECT_EQ(pixel(0, 4), nanCellColor().rgb());  // masked
+  EXPECT_EQ(pixel(2, 3), nanCellColor().rgb());
+}
+
+TEST_F(HeatmapViewTest, HoverAtCellCentreEmitsQueryKeyValue) {
+  const HeatmapData data = causalPattern(storyTokens());
+  show(data);
+  QSignalSpy spy(&view, &HeatmapView::hovered);
+  hover(3, 1, spy);
+  ASSERT_EQ(spy.count(), 1);
+  EXPECT_EQ(spy.at(0).at(0).toInt(), 3);
+  EXPECT_EQ(spy.at(0).at(1).toInt(), 1);
+  // Hand-computed: w = exp(-0.7 (3 - k)) + [k == 0] -> 0.24660 / 2.86565 = 0.08605.
+  EXPECT_NEAR(spy.at(0).at(2).toDouble(), 0.086053, 1e-5);
+  EXPECT_FLOAT_EQ(static_cast<float>(spy.at(0).at(2).toDouble()), data.at(3, 1));
+  EXPECT_EQ(view.hoverText(), QStringLiteral("query 3 ' time' \u2192 key 1 ' upon': 0.0861"));
+
+  hover(2, 2, spy);
+  ASSERT_EQ(spy.count(), 2);
+  EXPECT_EQ(spy.at(1).at(0).toInt(), 2);
+  EXPECT_EQ(spy.at(1).at(1).toInt(), 2);
+  EXPECT_FLOAT_EQ(static_cast<float>(spy.at(1).at(2).toDouble()), data.at(2, 2));
+}
+
+TEST_F(HeatmapViewTest, HoverOnMaskedCellReportsNaN) {
+  show(causalPattern(storyTokens()));
+  QSignalSpy spy(&view, &HeatmapView::hovered);
+  hover(0, 4, spy);
+  ASSERT_EQ(spy.count(), 1);
+  EXPECT_EQ(spy.at(0).at(0).toInt(), 0);
+  EXPECT_EQ(spy.at(0).at(1).toInt(), 4);
+  EXPECT_TRUE(std::isnan(spy.at(0).at(2).toDouble()));
+  EXPECT_EQ(view.hoverText(), QStringLiteral("query 0 'Once' \u2192 key 4 ',': masked"));
+}
+
+TEST_F(HeatmapViewTest, PooledMapLabelsSourceIndicesAndHoverShowsTheBlock) {
+  show(test_data::pooledMap(300, 100));  // blocks of 3 source positions
+  const QStringList keys = view.keyTickLabels();
+  const QStringList queries = view.queryTickLabels();
+  ASSERT_GE(keys.size(), 5);
+  ASSERT_GE(queries.size(), 5);
+  EXPECT_LT(keys.size(), 100);  // thinned: 100 labels cannot fit in ~550 px
+  EXPECT_EQ(keys.front(), QStringLiteral("0"));
+  for (const QString& label : keys + queries) {
+    bool ok = false;
+    const int position = label.toInt(&ok);
+    EXPECT_TRUE(ok) << label.toStdString();
+    EXPECT_EQ(position % 3, 0) << label.toStdString();  // first source position of a block
+    EXPECT_LT(position, 300);
+  }
+
+  QSignalSpy spy(&view, &HeatmapView::hovered);
+  hover(10, 20, spy);
+  ASSERT_EQ(spy.count(), 1);
+  EXPECT_EQ(spy.at(0).at(0).toInt(), 10);
+  EXPECT_EQ(spy.at(0).at(1).toInt(), 20);
+  EXPECT_NEAR(spy.at(0).at(2).toDouble(), 50.0 / 300.0, 1e-6);
+  EXPECT_EQ(view.hoverText(), QStringLiteral("query 30\u201332 \u2192 key 60\u201362: 0.1667"));
+}
+
+TEST_F(HeatmapViewTest, LongUnpooledMapLabelsEveryKthTokenWithItsIndex) {
+  show(causalPattern(test_data::numberedTokens(200)));
+  const QStringList keys = view.keyTickLabels();
+  ASSERT_GE(keys.size(), 5);
+  EXPECT_LT(keys.size(), 200);
+  EXPECT_EQ(keys.front(), QStringLiteral("0 t0"));
+  const int step = keys.at(1).section(' ', 0, 0).toInt();
+  EXPECT_GT(step, 1);
+  EXPECT_EQ(keys.at(1), QStringLiteral("%1 t%1").arg(step));
+}
+
+TEST_F(HeatmapViewTest, WheelZoomShowsFewerCellsAndDoubleClickResets) {
+  show(causalPattern(storyTokens()));
+  QWidget* plot = view.plotWidget();
+  const QPoint center = *view.cellCenter(2, 2);
+  QWheelEvent wheel(center, plot->mapToGlobal(center), QPoint(), QPoint(0, 120 * 6), Qt::NoButton,
+                    Qt::NoModifier, Qt::NoScrollPhase, false);
+  QCoreApplication::sendEvent(plot, &wheel);
+  settle();
+  EXPECT_LT(view.keyTickLabels().size(), 5);
+  EXPECT_TRUE(view.keyTickLabels().contains(QStringLiteral(" a")));  // zoomed around cell 2
+
+  QTest::mouseDClick(plot, Qt::LeftButton, Qt::NoModifier, center);
+  settle();
+  EXPECT_EQ(view.keyTickLabels().size(), 5);
+}
+
+TEST_F(HeatmapViewTest, ColourRangeIsUnitForWeightsDataRangeOtherwiseAndCanBeFixed) {
+  show(causalPattern(storyTokens()));
+  EXPECT_DOUBLE_EQ(view.colorRange().lo, 0.0);
+  EXPECT_DOUBLE_EQ(view.colorRange().hi, 1.0);
+
+  HeatmapData scores = test_data::constantMap(2, 3, 0.0f, "score");
+  scores.values = {-2.0f, 1.0f, 3.5f, 0.0f, 1.0f, 2.0f};
+  show(scores);
+  EXPECT_DOUBLE_EQ(view.colorRange().lo, -2.0);
+  EXPECT_DOUBLE_EQ(view.colorRange().hi, 3.5);
+
+  view.setColorRange(-1.0, 1.0);
+  view.setColorRange(2.0, 1.0);  // invalid: ignored
+  show(causalPattern(storyTokens()));  // a fixed range survives a new map
+  EXPECT_DOUBLE_EQ(view.colorRange().lo, -1.0);
+  EXPECT_DOUBLE_EQ(view.colorRange().hi, 1.0);
+  view.setAutoColorRange();
+  EXPECT_DOUBLE_EQ(view.colorRange().lo, 0.0);
+}
+
+TEST_F(HeatmapViewTest, SingleCellAndInvalidMaps) {
+  show(test_data::constantMap(1, 1, 0.5f));
+  EXPECT_TRUE(view.hasHeatmap());
+  EXPECT_EQ(view.keyTickLabels(), QStringList{"0"});
+  EXPECT_EQ(view.queryTickLabels(), QStringList{"0"});
+  {  // the single cell fills the plot: its centre and points near its corners are painted
+    const QImage image = view.plotWidget()->grab().toImage();
+    const QPoint c = *view.cellCenter(0, 0);
+    const QRgb expected = colormapColor(0.5);
+    for (const QPoint& p : {c, c + QPoint(-c.x() / 2, -c.y() / 3), c + QPoint(c.x() / 2, c.y() / 3)})
+      EXPECT_NEAR(qGreen(pixelAt(image, p)), qGreen(expected), 3) << p.x() << "," << p.y();
+  }
+  HeatmapData one_row = test_data::constantMap(1, 4, 0.0f);
+  one_row.values = {0.0f, 1.0f, std::numeric_limits<float>::quiet_NaN(), 0.5f};
+  show(one_row);
+  {
+    const QImage image = view.plotWidget()->grab().toImage();
+    EXPECT_NEAR(qGreen(pixelAt(image, *view.cellCenter(0, 1))), qGreen(colormapColor(1.0)), 3);
+    EXPECT_EQ(pixelAt(image, *view.cellCenter(0, 2)), nanCellColor().rgb());
+    EXPECT_NEAR(qGreen(pixelAt(image, *view.cellCenter(0, 3))), qGreen(colormapColor(0.5)), 3);
+  }
+
+  HeatmapData broken = causalPattern(storyTokens());
+  broken.values.resize(3);
+  show(broken);
+  EXPECT_FALSE(view.hasHeatmap());
+  EXPECT_TRUE(view.emptyStateText().contains("3 values for 5 x 5")) << view.emptyStateText().toStdString();
+
+  show(causalPattern(storyTokens()));
+  view.clear();
+  EXPECT_FALSE(view.hasHeatmap());
+  EXPECT_EQ(view.emptyStateText(), QStringLiteral("Open a checkpoint and press Run"));
+}
+
+TEST_F(HeatmapViewTest, ExportWritesPngAndPdfAndNothingElse) {
+  show(causalPattern(storyTokens()));
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  QString error = "untouched";
+  const QString png = dir.filePath("map.png");
+  ASSERT_TRUE(view.exportPng(png, 640, 480, &error)) << error.toStdString();
+  EXPECT_TRUE(error.isEmpty());
+  const QImage image(png);
+  ASSERT_FALSE(image.isNull());
+  EXPECT_EQ(image.size(), QSize(640, 480));
+
+  const QString pdf = dir.filePath("map.pdf");
+  ASSERT_TRUE(view.exportPdf(pdf, &error)) << error.toStdString();
+  QFile file(pdf);
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  EXPECT_GT(file.size(), 1000);
+  EXPECT_EQ(file.read(5), QByteArray("%PDF-"));
+
+  // Overwriting works and leaves no temporary file behind.
+  ASSERT_TRUE(view.exportPng(png, 320, 240, &error)) << error.toStdString();
+  EXPECT_EQ(QImage(png).size(), QSize(320, 240));
+  const QStringList files =
+      QDir(dir.path()).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot, QDir::Name);
+  EXPECT_EQ(files, (QStringList{"map.pdf", "map.png"}));
+}
+
+TEST_F(HeatmapViewTest, ExportIntoMissingFolderFailsCleanly) {
+  show(causalPattern(storyTokens()));
+  QTemporaryDir dir;
+  const QString png = dir.filePath("no/such/folder/map.png");
+  const QString pdf = dir.filePath("no/such/folder/map.pdf");
+  QString error;
+  EXPECT_FALSE(view.exportPng(png, 100, 100, &error));
+  EXPECT_TRUE(error.contains(png)) << error.toStdString();
+  EXPECT_TRUE(error.contains("does not exist")) << error.toStdString();
+  EXPECT_FALSE(QFileInfo::exists(png));
+  error.clear();
+  EXPECT_FALSE(view.exportPdf(pdf, &error));
+  EXPECT_TRUE(error.contains("does not exist")) << error.toStdString();
+  EXPECT_FALSE(QFileInfo::exists(pdf));
+  EXPECT_TRUE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot).isEmpty());
+}
+
+TEST_F(HeatmapViewTest, ExportWithNothingShownFails) {
+  QTemporaryDir dir;
+  QString error;
+  EXPECT_FALSE(view.exportPng(dir.filePath("empty.png"), 100, 100, &error));
+  EXPECT_TRUE(error.contains("no heatmap")) << error.toStdString();
+  EXPECT_FALSE(QFileInfo::exists(dir.filePath("empty.png")));
+}
+
+}  // namespace
+}  // namespace poslens

@@ -1,0 +1,431 @@
+#include "widgets/heatmap_view.h"
+
+#include <qcustomplot.h>
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QStackedLayout>
+#include <QUuid>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace poslens {
+namespace {
+
+constexpr int kMaxTickLabelChars = 12;
+const char* const kEmptyText = "Open a checkpoint and press Run";
+
+/// Token text made visible on one line: control characters escaped.
+QString displayToken(const std::string& token) {
+  QString s = QString::fromStdString(token);
+  s.replace('\n', QStringLiteral("\\n"));
+  s.replace('\r', QStringLiteral("\\r"));
+  s.replace('\t', QStringLiteral("\\t"));
+  return s;
+}
+
+QString shortened(const QString& s) {
+  if (s.size() <= kMaxTickLabelChars) return s;
+  return s.left(kMaxTickLabelChars - 1) + QChar(0x2026);
+}
+
+/// Smallest of 1, 2, 5, 10, 20, 50, ... that is >= min_step.
+int niceStep(double min_step) {
+  if (!(min_step > 1.0)) return 1;
+  for (long base = 1; base < (1L << 30); base *= 10)
+    for (int m : {1, 2, 5})
+      if (m * base >= min_step) return static_cast<int>(m * base);
+  return 1 << 30;
+}
+
+/// How many cells apart the labels on `axis` must be so that neighbouring labels (one text line
+/// high: the x labels are rotated) do not overlap, for the current range and axis rect size.
+int desiredTickStep(const QCPAxis* axis, int fallback_px) {
+  const QRect r = axis->axisRect()->rect();
+  double px = axis->orientation() == Qt::Horizontal ? r.width() : r.height();
+  if (px < 20) px = fallback_px;
+  const double cells = std::max(axis->range().size(), 1.0);
+  const double line = QFontMetricsF(axis->tickLabelFont()).height() * 1.15;
+  return niceStep(line / (px / cells));
+}
+
+/// The block of source positions [first, last] behind shown cell `i` of a pooled axis with
+/// `shown` cells over `source` positions (block size ceil(source / shown), edge block smaller).
+std::pair<int64_t, int64_t> sourceBlock(int64_t i, int64_t shown, int64_t source) {
+  if (source <= shown || shown <= 0) return {i, i};
+  const int64_t block = (source + shown - 1) / shown;
+  return {i * block, std::min((i + 1) * block, source) - 1};
+}
+
+QString formatValue(double v) {
+  if (std::isnan(v)) return QStringLiteral("masked");
+  if (std::fabs(v) >= 1e4 || (v != 0.0 && std::fabs(v) < 1e-4)) return QString::number(v, 'g', 4);
+  return QString::number(v, 'f', 4);
+}
+
+QCPColorGradient sharedGradient() {
+  QMap<double, QColor> stops;
+  for (const auto& [pos, color] : colormapStops()) stops.insert(pos, color);
+  QCPColorGradient g;
+  g.setColorStops(stops);
+  g.setColorInterpolation(QCPColorGradient::ciRGB);
+  g.setLevelCount(256);
+  g.setNanHandling(QCPColorGradient::nhNanColor);
+  g.setNanColor(nanCellColor());
+  return g;
+}
+
+}  // namespace
+
+HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
+  stack_ = new QStackedLayout(this);
+
+  empty_label_ = new QLabel(this);
+  empty_label_->setAlignment(Qt::AlignCenter);
+  empty_label_->setWordWrap(true);
+  QPalette hint = empty_label_->palette();  // drawn like placeholder text
+  hint.setColor(QPalette::WindowText, hint.color(QPalette::PlaceholderText));
+  empty_label_->setPalette(hint);
+  stack_->addWidget(empty_label_);
+
+  auto* page = new QWidget(this);
+  auto* column = new QVBoxLayout(page);
+  column->setContentsMargins(0, 0, 0, 0);
+  column->setSpacing(2);
+  plot_ = new QCustomPlot(page);
+  hover_label_ = new QLabel(page);
+  hover_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  hover_label_->setContentsMargins(6, 2, 6, 2);
+  hover_label_->setMinimumHeight(hover_label_->fontMetrics().height() + 6);
+  column->addWidget(plot_, 1);
+  column->addWidget(hover_label_);
+  stack_->addWidget(page);
+
+  buildPlot();
+  showEmpty(QString::fromUtf8(kEmptyText));
+}
+
+HeatmapView::~HeatmapView() = default;
+
+void HeatmapView::buildPlot() {
+  plot_->setMouseTracking(true);
+  plot_->installEventFilter(this);
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+
+  QCPAxis* x = plot_->xAxis;
+  QCPAxis* y = plot_->yAxis;
+  x->setLabel(QStringLiteral("key position"));
+  y->setLabel(QStringLiteral("query position"));
+  y->setRangeReversed(true);  // query 0 at the top, like a matrix
+  x->setTickLabelRotation(-90);
+  for (QCPAxis* axis : {x, y}) {
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    ticker->setSubTickCount(0);
+    axis->setTicker(ticker);
+    axis->grid()->setVisible(false);
+    axis->setSubTicks(false);
+  }
+
+  map_ = new QCPColorMap(x, y);
+  map_->setInterpolate(false);
+  map_->setTightBoundary(false);
+
+  scale_ = new QCPColorScale(plot_);
+  scale_->setType(QCPAxis::atRight);
+  scale_->setRangeDrag(false);
+  scale_->setRangeZoom(false);
+  scale_->setBarWidth(14);
+  plot_->plotLayout()->addElement(0, 1, scale_);
+  map_->setColorScale(scale_);  // the map now follows the scale's gradient and range
+  scale_->setGradient(sharedGradient());
+
+  auto* group = new QCPMarginGroup(plot_);
+  plot_->axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+  scale_->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+
+  plot_->plotLayout()->insertRow(0);
+  QFont title_font = font();
+  title_font.setBold(true);
+  title_font.setPointSizeF(title_font.pointSizeF() * 1.2);
+  title_ = new QCPTextElement(plot_, QString(), title_font);
+  plot_->plotLayout()->addElement(0, 0, title_);
+
+  connect(plot_, &QCustomPlot::beforeReplot, this, &HeatmapView::updateTicks);
+  connect(plot_, &QCustomPlot::afterReplot, this, &HeatmapView::onAfterReplot);
+  connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
+  connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) { resetView(); });
+}
+
+void HeatmapView::showEmpty(const QString& text) {
+  has_data_ = false;
+  data_ = HeatmapData{};
+  map_->data()->clear();
+  title_->setText(QString());
+  setHoverCell(-1, -1);
+  empty_label_->setText(text);
+  stack_->setCurrentWidget(empty_label_);
+}
+
+void HeatmapView::clear() { showEmpty(QString::fromUtf8(kEmptyText)); }
+
+bool HeatmapView::hasHeatmap() const { return has_data_; }
+
+QString HeatmapView::emptyStateText() const { return empty_label_->text(); }
+
+void HeatmapView::setHeatmap(const HeatmapData& data) {
+  const bool sized = data.rows >= 1 && data.cols >= 1 && data.rows <= (1 << 20) &&
+                     data.cols <= (1 << 20);
+  if (!sized || data.values.size() < static_cast<std::size_t>(data.rows * data.cols)) {
+    showEmpty(tr("Cannot show this map: %1 values for %2 x %3 cells")
+                  .arg(data.values.size())
+                  .arg(data.rows)
+                  .arg(data.cols));
+    return;
+  }
+  data_ = data;
+  if (data_.source_rows < data_.rows) data_.source_rows = data_.rows;
+  if (data_.source_cols < data_.cols) data_.source_cols = data_.cols;
+  has_data_ = true;
+
+  const int rows = static_cast<int>(data_.rows);
+  const int cols = static_cast<int>(data_.cols);
+  // QCPColorMapData puts the first and last cell centres on the range ends, so the range
+  // [0, n-1] centres cell i on coordinate i. A single cell would have an empty range and not be
+  // drawn: such a dimension is stored as two copies centred on -0.25 and +0.25 instead, which
+  // covers [-0.5, 0.5] exactly like any other cell.
+  const int key_cells = cols == 1 ? 2 : cols;
+  const int value_cells = rows == 1 ? 2 : rows;
+  QCPColorMapData* cells = map_->data();
+  cells->setSize(key_cells, value_cells);
+  cells->setRange(cols == 1 ? QCPRange(-0.25, 0.25) : QCPRange(0, cols - 1),
+                  rows == 1 ? QCPRange(-0.25, 0.25) : QCPRange(0, rows - 1));
+  for (int r = 0; r < value_cells; ++r) {
+    const float* line = data_.values.data() + static_cast<std::size_t>(std::min(r, rows - 1)) * cols;
+    for (int c = 0; c < key_cells; ++c)
+      cells->setCell(c, r, static_cast<double>(line[std::min(c, cols - 1)]));
+  }
+
+  title_->setText(QString::fromStdString(data_.title));
+  scale_->axis()->setLabel(QString::fromStdString(data_.value_name));
+  setHoverCell(-1, -1);
+  stack_->setCurrentIndex(1);
+  applyColorRange();
+  resetView();
+}
+
+void HeatmapView::setColorRange(double lo, double hi) {
+  if (!(std::isfinite(lo) && std::isfinite(hi) && lo < hi)) return;
+  fixed_range_ = ColorRange{lo, hi};
+  applyColorRange();
+  plot_->replot();
+}
+
+void HeatmapView::setAutoColorRange() {
+  fixed_range_.reset();
+  applyColorRange();
+  plot_->replot();
+}
+
+ColorRange HeatmapView::colorRange() const {
+  if (fixed_range_) return *fixed_range_;
+  return autoColorRange(data_);
+}
+
+void HeatmapView::applyColorRange() {
+  const ColorRange range = colorRange();
+  map_->setDataRange(QCPRange(range.lo, range.hi));
+}
+
+void HeatmapView::resetView() {
+  if (!has_data_) return;
+  plot_->xAxis->setRange(-0.5, static_cast<double>(data_.cols) - 0.5);
+  plot_->yAxis->setRange(-0.5, static_cast<double>(data_.rows) - 0.5);
+  plot_->replot();
+}
+
+// Axis length to assume before the first layout gave the axis rect a size.
+int HeatmapView::fallbackAxisPixels(const QCPAxis* axis) const {
+  const int widget = axis->orientation() == Qt::Horizontal ? plot_->width() : plot_->height();
+  return std::max(widget - 120, 50);
+}
+
+// Called before every replot: label the cells that are visible, every k-th when crowded.
+void HeatmapView::updateTicks() {
+  struct AxisInfo {
+    QCPAxis* axis;
+    int64_t shown, source;
+    const std::vector<std::string>* labels;
+    int* step;
+  };
+  const AxisInfo axes[] = {
+      {plot_->xAxis, data_.cols, data_.source_cols, &data_.col_labels, &key_tick_step_},
+      {plot_->yAxis, data_.rows, data_.source_rows, &data_.row_labels, &query_tick_step_}};
+  for (const AxisInfo& a : axes) {
+    auto* ticker = static_cast<QCPAxisTickerText*>(a.axis->ticker().data());
+    ticker->clear();
+    if (!has_data_) continue;
+    const int step = desiredTickStep(a.axis, fallbackAxisPixels(a.axis));
+    *a.step = step;
+    const QCPRange range = a.axis->range();
+    const int64_t first = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(range.lower)));
+    const int64_t last =
+        std::min<int64_t>(a.shown - 1, static_cast<int64_t>(std::floor(range.upper)));
+    const bool pooled = a.shown != a.source;
+    QMap<double, QString> ticks;
+    for (int64_t i = (first + step - 1) / step * step; i <= last; i += step) {
+      QString text;
+      if (pooled) {
+        text = QString::number(sourceBlock(i, a.shown, a.source).first);
+      } else if (i < static_cast<int64_t>(a.labels->size())) {
+        const QString token = shortened(displayToken((*a.labels)[static_cast<std::size_t>(i)]));
+        text = step == 1 ? token : QStringLiteral("%1 %2").arg(i).arg(token.trimmed());
+      } else {
+        text = QString::number(i);
+      }
+      ticks.insert(static_cast<double>(i), text);
+    }
+    ticker->setTicks(ticks);
+  }
+}
+
+// After a resize the step chosen before the layout may no longer fit: replot once more.
+void HeatmapView::onAfterReplot() {
+  if (!has_data_) return;
+  const int kx = desiredTickStep(plot_->xAxis, fallbackAxisPixels(plot_->xAxis));
+  const int ky = desiredTickStep(plot_->yAxis, fallbackAxisPixels(plot_->yAxis));
+  if ((kx != key_tick_step_ || ky != query_tick_step_) && relayout_guard_ < 3) {
+    ++relayout_guard_;
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+  } else {
+    relayout_guard_ = 0;
+  }
+}
+
+bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == plot_ && event->type() == QEvent::Leave) setHoverCell(-1, -1);
+  return QWidget::eventFilter(watched, event);
+}
+
+void HeatmapView::onMouseMove(QMouseEvent* event) {
+  if (!has_data_) return;
+  const QPointF p = event->position();
+  if (!plot_->axisRect()->rect().contains(p.toPoint())) {
+    setHoverCell(-1, -1);
+    return;
+  }
+  const auto col = static_cast<int64_t>(std::floor(plot_->xAxis->pixelToCoord(p.x()) + 0.5));
+  const auto row = static_cast<int64_t>(std::floor(plot_->yAxis->pixelToCoord(p.y()) + 0.5));
+  if (row < 0 || col < 0 || row >= data_.rows || col >= data_.cols) {
+    setHoverCell(-1, -1);
+    return;
+  }
+  setHoverCell(static_cast<int>(row), static_cast<int>(col));
+}
+
+void HeatmapView::setHoverCell(int row, int col) {
+  if (row == hover_row_ && col == hover_col_) return;
+  hover_row_ = row;
+  hover_col_ = col;
+  if (row < 0 || col < 0) {
+    hover_label_->clear();
+    return;
+  }
+  hover_label_->setText(describeCell(row, col));
+  emit hovered(row, col, static_cast<double>(data_.at(row, col)));
+}
+
+QString HeatmapView::describeCell(int row, int col) const {
+  auto position = [](int64_t i, int64_t shown, int64_t source,
+                     const std::vector<std::string>& labels) {
+    const auto [first, last] = sourceBlock(i, shown, source);
+    if (first != last) return QStringLiteral("%1\u2013%2").arg(first).arg(last);
+    if (shown == source && i < static_cast<int64_t>(labels.size()))
+      return QStringLiteral("%1 '%2'").arg(i).arg(displayToken(labels[static_cast<std::size_t>(i)]));
+    return QString::number(i);
+  };
+  return QStringLiteral("query %1 \u2192 key %2: %3")
+      .arg(position(row, data_.rows, data_.source_rows, data_.row_labels),
+           position(col, data_.cols, data_.source_cols, data_.col_labels),
+           formatValue(static_cast<double>(data_.at(row, col))));
+}
+
+QString HeatmapView::hoverText() const { return hover_label_->text(); }
+
+QWidget* HeatmapView::plotWidget() const { return plot_; }
+
+std::optional<QPoint> HeatmapView::cellCenter(int query, int key) const {
+  if (!has_data_ || query < 0 || key < 0 || query >= data_.rows || key >= data_.cols)
+    return std::nullopt;
+  return QPoint(static_cast<int>(std::lround(plot_->xAxis->coordToPixel(key))),
+                static_cast<int>(std::lround(plot_->yAxis->coordToPixel(query))));
+}
+
+QStringList HeatmapView::keyTickLabels() const {
+  const auto labels = plot_->xAxis->tickVectorLabels();
+  return QStringList(labels.begin(), labels.end());
+}
+
+QStringList HeatmapView::queryTickLabels() const {
+  const auto labels = plot_->yAxis->tickVectorLabels();
+  return QStringList(labels.begin(), labels.end());
+}
+
+bool HeatmapView::exportPng(const QString& path, int width, int height, QString* error) {
+  return exportTo(path, "PNG", error, [&](const QString& tmp) {
+    return plot_->savePng(tmp, std::max(width, 0), std::max(height, 0));
+  });
+}
+
+bool HeatmapView::exportPdf(const QString& path, QString* error, int width, int height) {
+  if (width <= 0 || height <= 0) {
+    const bool laid_out = plot_->width() >= 100 && plot_->height() >= 100;
+    width = laid_out ? plot_->width() : 800;
+    height = laid_out ? plot_->height() : 700;
+  }
+  const QString title = QString::fromStdString(data_.title);
+  return exportTo(path, "PDF", error, [&](const QString& tmp) {
+    return plot_->savePdf(tmp, width, height, QCP::epAllowCosmetic,
+                          QStringLiteral("PosLens"), title);
+  });
+}
+
+// Writes through a temporary file next to `path` and renames it over `path` on success.
+bool HeatmapView::exportTo(const QString& path, const char* kind_name, QString* error,
+                           const std::function<bool(const QString&)>& write) {
+  const QString kind = QString::fromLatin1(kind_name);
+  auto fail = [&](const QString& message) {
+    if (error) *error = message;
+    return false;
+  };
+  if (!has_data_) return fail(tr("Cannot export %1 '%2': no heatmap is shown").arg(kind, path));
+  if (path.isEmpty()) return fail(tr("Cannot export %1: no file name given").arg(kind));
+  const QFileInfo target(path);
+  const QDir dir = target.absoluteDir();
+  if (!dir.exists())
+    return fail(tr("Cannot export %1 '%2': folder '%3' does not exist")
+                    .arg(kind, path, dir.absolutePath()));
+  const QString tmp = dir.filePath(QStringLiteral(".%1.%2.part.%3")
+                                       .arg(target.completeBaseName(),
+                                            QUuid::createUuid().toString(QUuid::Id128).left(8),
+                                            target.suffix().isEmpty() ? kind.toLower()
+                                                                      : target.suffix()));
+  const bool written = write(tmp) && QFileInfo(tmp).size() > 0;
+  if (!written) {
+    QFile::remove(tmp);
+    return fail(tr("Could not write %1 '%2' (is the folder writable?)").arg(kind, path));
+  }
+  if (std::rename(QFile::encodeName(tmp).constData(), QFile::encodeName(path).constData()) != 0) {
+    QFile::remove(tmp);
+    return fail(tr("Could not write %1 '%2': renaming the temporary file failed").arg(kind, path));
+  }
+  if (error) error->clear();
+  return true;
+}
+
+}  // namespace poslens

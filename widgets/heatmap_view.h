@@ -1,0 +1,138 @@
+#pragma once
+// HeatmapView: the large view of one 2-D map (usually one attention head's pattern) drawn with
+// QCustomPlot. Key position on x, query position on y with query 0 at the top, like a matrix;
+// each cell is centred on its integer (key, query) coordinate. Colours come from the shared
+// colormap (widgets/color_scale.h); masked cells (NaN) are light grey. A colour scale sits to the
+// right, the map's title above, a hover read-out below. Drag pans, the wheel zooms, a double
+// click (or resetView()) shows the whole map again.
+//
+// Takes plain value types only (analysis/heatmap_data.h); QCustomPlot stays inside the .cpp.
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include <functional>
+#include <optional>
+
+#include "analysis/heatmap_data.h"
+#include "widgets/color_scale.h"
+
+class QCustomPlot;
+class QCPAxis;
+class QCPColorMap;
+class QCPColorScale;
+class QCPTextElement;
+class QLabel;
+class QMouseEvent;
+class QStackedLayout;
+
+namespace poslens {
+
+class HeatmapView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit HeatmapView(QWidget* parent = nullptr);
+  ~HeatmapView() override;
+
+  /// Shows `data` (a copy is kept for the hover read-out) and resets the view to the whole map.
+  /// The colour range is kept if one was set with setColorRange(), otherwise it is the automatic
+  /// one (see setAutoColorRange()). Axis ticks: token texts (data.row_labels / col_labels, one per
+  /// source position) when the map is not pooled and labels are given, otherwise position
+  /// indices (for a pooled map: the first source position of each block). Every k-th tick is
+  /// labelled when the cells are too small for one label each (k grows with zoom-out).
+  /// An empty map (rows or cols < 1) or one with fewer than rows*cols values shows clear()'s
+  /// empty state instead, with a message saying why.
+  void setHeatmap(const HeatmapData& data);
+
+  /// Removes the map and shows the empty-state text ("Open a checkpoint and press Run").
+  void clear();
+
+  /// True while a map is shown (after a valid setHeatmap(), until clear()).
+  bool hasHeatmap() const;
+
+  /// The map currently shown (empty HeatmapData when none).
+  const HeatmapData& heatmap() const { return data_; }
+
+  /// Fixes the colour range: values <= lo get the first colour, values >= hi the last. Stays in
+  /// force across setHeatmap() until setAutoColorRange(). Ignored unless lo < hi (both finite).
+  void setColorRange(double lo, double hi);
+
+  /// Back to the automatic colour range: [0, 1] when value_name == "weight" (attention
+  /// probabilities), else the finite data range of the map (autoColorRange()).
+  void setAutoColorRange();
+
+  /// The colour range in use now.
+  ColorRange colorRange() const;
+
+  /// Writes the plot (title, map, colour scale; not the hover line) as PNG of `width` x `height`
+  /// pixels (0 = the widget's current size). Written to a temporary file in the target folder and
+  /// renamed over `path`, so a failed export leaves no file. Returns false and sets `*error`
+  /// (if non-null) to a message naming the path when nothing is shown or writing fails.
+  bool exportPng(const QString& path, int width, int height, QString* error);
+
+  /// Like exportPng() but as a vector PDF page of `width` x `height` points (0 = current widget
+  /// size, or 800 x 700 when the widget has not been laid out yet).
+  bool exportPdf(const QString& path, QString* error, int width = 0, int height = 0);
+
+  // --- Inspection (tests, screenshots, the main window's status bar) -----------------------
+
+  /// Tick labels drawn on the key (x) / query (y) axis at the last replot, in axis order.
+  QStringList keyTickLabels() const;
+  QStringList queryTickLabels() const;
+
+  /// The text of the hover read-out line below the plot (empty when not over a cell).
+  QString hoverText() const;
+
+  /// The text of the empty state (meaningful while !hasHeatmap()).
+  QString emptyStateText() const;
+
+  /// The QCustomPlot child that receives mouse events; for tests that send events.
+  QWidget* plotWidget() const;
+
+  /// Centre of the cell (row `query`, col `key`) of the shown map in plotWidget() pixel
+  /// coordinates, as of the current axis ranges and layout; nullopt when out of range or empty.
+  std::optional<QPoint> cellCenter(int query, int key) const;
+
+ public slots:
+  /// Shows the whole map again (after zoom or pan).
+  void resetView();
+
+ signals:
+  /// The mouse is over cell (row `query`, col `key`) of the shown map, whose value is `value`
+  /// (NaN for a masked cell). For a pooled map these are cell indices, not source positions
+  /// (the read-out line shows the source range). Emitted when the hovered cell changes.
+  void hovered(int query, int key, double value);
+
+ private:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  void buildPlot();
+  void showEmpty(const QString& text);
+  void applyColorRange();
+  void updateTicks();
+  int fallbackAxisPixels(const QCPAxis* axis) const;
+  void onAfterReplot();
+  void onMouseMove(QMouseEvent* event);
+  void setHoverCell(int row, int col);
+  QString describeCell(int row, int col) const;
+  bool exportTo(const QString& path, const char* kind, QString* error,
+                const std::function<bool(const QString&)>& write);
+
+  HeatmapData data_;
+  bool has_data_ = false;
+  std::optional<ColorRange> fixed_range_;
+  int key_tick_step_ = 1;    ///< label every k-th key cell (set by updateTicks)
+  int query_tick_step_ = 1;
+  int relayout_guard_ = 0;   ///< bounds the re-replots that settle the tick step after a resize
+  int hover_row_ = -1, hover_col_ = -1;
+
+  QStackedLayout* stack_ = nullptr;
+  QLabel* empty_label_ = nullptr;
+  QLabel* hover_label_ = nullptr;
+  QCustomPlot* plot_ = nullptr;
+  QCPColorMap* map_ = nullptr;
+  QCPColorScale* scale_ = nullptr;
+  QCPTextElement* title_ = nullptr;
+};
+
+}  // namespace poslens
