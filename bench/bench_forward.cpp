@@ -86,7 +86,7 @@ BENCHMARK(BM_Forward)
     ->ArgNames({"model", "capture"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
-    ->MinTime(2.0);
+    ->MinTime(10.0);
 
 }  // namespace
 

@@ -65,6 +65,13 @@ void HeadGrid::setThumbnailSize(int pixels) {
   viewport()->update();
 }
 
+void HeadGrid::fitThumbnailsToWidth(int min_pixels, int max_pixels) {
+  if (n_heads_ < 1) return;
+  const int available = viewport()->width() - gridOrigin().x() - kMargin;
+  const int fitted = (available + kGap) / n_heads_ - kGap;
+  setThumbnailSize(std::clamp(fitted, min_pixels, std::max(min_pixels, max_pixels)));
+}
+
 void HeadGrid::selectHead(int layer, int head) {
   if (layer == -1 && head == -1) {
     selected_ = {-1, -1};

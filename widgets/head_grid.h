@@ -48,6 +48,9 @@ class HeadGrid : public QAbstractScrollArea {
   /// Default 64.
   void setThumbnailSize(int pixels);
   int thumbnailSize() const { return thumb_; }
+  /// Picks the thumbnail size at which every head of a layer fits the viewport's width, within
+  /// [`min_pixels`, `max_pixels`] (a model with many heads then scrolls horizontally).
+  void fitThumbnailsToWidth(int min_pixels = 24, int max_pixels = 96);
 
   /// Where the thumbnail of (`layer`, `head`) is drawn, in viewport() coordinates at the current
   /// scroll position (may lie outside the visible area); an empty QRect when out of range.

@@ -4,6 +4,7 @@
 #include "app/gui/inference_worker.h"
 
 #include <chrono>
+#include <cmath>
 
 #include "analysis/heatmap_pooling.h"
 #include "core/checkpoint.h"
@@ -37,11 +38,14 @@ void guarded(InferenceWorker* worker, const QString& title, Body&& body) {
   }
 }
 
-HeatmapData head_map(const RunResult& run, int layer, int head, int max_cells) {
+HeatmapData head_map(const RunResult& run, bool causal, int layer, int head, int max_cells) {
   const auto pattern = run.captures.find({HookKind::Pattern, layer});
   if (!pattern.defined()) throw Error("the last run has no pattern for layer " + std::to_string(layer));
   if (head < 0 || head >= pattern.size(1)) throw Error("no head " + std::to_string(head));
-  auto map = pool_heatmap(pattern[0][head], max_cells, max_cells, Pooling::Max);
+  // Masked cells are exactly 0 after softmax; -inf marks them so the view draws them as masked.
+  at::Tensor cells = pattern[0][head];
+  if (causal) cells = cells.masked_fill(torch::ones_like(cells, torch::kBool).triu(1), -INFINITY);
+  auto map = pool_heatmap(cells, max_cells, max_cells, Pooling::Max);
   for (const auto& label : run.labels) map.row_labels.push_back(display_label(label));
   map.col_labels = map.row_labels;
   map.layer = layer;
@@ -109,7 +113,8 @@ void InferenceWorker::run(quint64 generation, const QString& input, bool as_toke
       summary.tokens << QString::fromStdString(display_label(label));
     for (int l = 0; l < summary.n_layers; ++l)
       for (int h = 0; h < summary.n_heads; ++h)
-        summary.thumbnails.push_back(head_map(*result, l, h, kThumbnailCells));
+        summary.thumbnails.push_back(
+            head_map(*result, loaded.model->config().causal, l, h, kThumbnailCells));
     const auto last = result->logits[0][static_cast<int64_t>(ids.size()) - 1];
     const int64_t next = last.argmax().item<int64_t>();
     summary.message = tr("%1 tokens, forward pass %2 s; next token: \"%3\" (p=%4)")
@@ -125,7 +130,8 @@ void InferenceWorker::run(quint64 generation, const QString& input, bool as_toke
 void InferenceWorker::requestHead(int layer, int head, int max_cells) {
   guarded(this, tr("Cannot show head"), [&] {
     if (!state_->last_run) return;
-    emit headReady(head_map(*state_->last_run, layer, head, max_cells));
+    emit headReady(head_map(*state_->last_run, state_->model->model->config().causal, layer,
+                             head, max_cells));
   });
 }
 

@@ -19,6 +19,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSignalBlocker>
 #include <QStatusBar>
@@ -36,7 +37,7 @@ constexpr int kHeatmapCells = 1024;  // larger maps are max-pooled before drawin
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("PosLens"));
   setAcceptDrops(true);
-  resize(1400, 900);
+  resize(1500, 950);
 
   heatmap_ = new HeatmapView(this);
   setCentralWidget(heatmap_);
@@ -85,9 +86,14 @@ void MainWindow::buildDocks() {
   model_info_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   model_info_->setFont(QFont("monospace", 9));
   model_info_->setWordWrap(true);
+  model_info_->setContentsMargins(8, 6, 8, 6);
   auto* model_dock = new QDockWidget(tr("Model"), this);
   model_dock->setObjectName("model");
-  model_dock->setWidget(model_info_);
+  auto* model_scroll = new QScrollArea;  // long descriptions scroll instead of being cut
+  model_scroll->setWidget(model_info_);
+  model_scroll->setWidgetResizable(true);
+  model_scroll->setFrameShape(QFrame::NoFrame);
+  model_dock->setWidget(model_scroll);
   addDockWidget(Qt::LeftDockWidgetArea, model_dock);
 
   // Input: text or ids, run options, Run/Cancel with progress.
@@ -231,6 +237,7 @@ void MainWindow::onRunFinished(const RunSummary& summary) {
   has_run_ = true;
   const auto [layer, head] = grid_->selectedHead();
   grid_->setHeads(summary.n_layers, summary.n_heads, summary.thumbnails);
+  grid_->fitThumbnailsToWidth();
   const bool keep = layer >= 0 && layer < summary.n_layers && head >= 0 && head < summary.n_heads;
   {
     const QSignalBlocker quiet(grid_);  // the request below refreshes the map exactly once
