@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/little_endian.h"
 
 namespace poslens {
 namespace {
@@ -48,14 +49,6 @@ bool host_is_little_endian() {
   unsigned char first = 0;
   std::memcpy(&first, &probe, 1);
   return first == 1;
-}
-
-int32_t read_le_i32(const unsigned char* p) {
-  const uint32_t u = uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) |
-                     (uint32_t{p[3]} << 24);
-  int32_t v;
-  std::memcpy(&v, &u, sizeof v);
-  return v;
 }
 
 /// Checked uint64 arithmetic for the expected file size; on overflow the size is reported as

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/little_endian.h"
 
 namespace poslens {
 namespace {
@@ -24,22 +25,6 @@ namespace {
 constexpr uint64_t kMaxFileBytes = uint64_t{1} << 30;
 /// run.c starts its best-score search at -1e10, so merges scoring at or below it never happen.
 constexpr float kMinMergeScore = -1e10f;
-
-int32_t read_le_i32(const unsigned char* p) {
-  const uint32_t u = uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) |
-                     (uint32_t{p[3]} << 24);
-  int32_t v;
-  std::memcpy(&v, &u, sizeof v);
-  return v;
-}
-
-float read_le_f32(const unsigned char* p) {
-  const uint32_t u = uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) |
-                     (uint32_t{p[3]} << 24);
-  float v;
-  std::memcpy(&v, &u, sizeof v);
-  return v;
-}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';

@@ -20,20 +20,30 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& positions, double r
   if (rotary_dim < 2 || rotary_dim % 2 != 0 || rotary_dim > d_head)
     throw Error("apply_rope: rotary_dim " + std::to_string(rotary_dim) +
                 " must be even and in [2, d_head=" + std::to_string(d_head) + "]");
-  if (positions.dim() != 1 || positions.size(0) != x.size(1))
-    throw Error("apply_rope: positions must be [pos] with pos = " + std::to_string(x.size(1)));
+  return apply_rotation(x, positions, rope_frequencies(rope_theta, rotary_dim), pairing);
+}
 
-  const int64_t half = rotary_dim / 2;
-  const auto freqs = rope_frequencies(rope_theta, rotary_dim).to(x.device());
+at::Tensor apply_rotation(const at::Tensor& x, const at::Tensor& positions,
+                          const at::Tensor& inv_freq, RopePairing pairing,
+                          double attention_factor) {
+  if (x.dim() != 4) throw Error("apply_rotation: expected x [batch, pos, head, d_head]");
+  const int64_t d_head = x.size(3), half = inv_freq.size(0), rotary_dim = 2 * half;
+  if (rotary_dim < 2 || rotary_dim > d_head)
+    throw Error("apply_rotation: " + std::to_string(half) + " frequency pairs do not fit d_head=" +
+                std::to_string(d_head));
+  if (positions.dim() != 1 || positions.size(0) != x.size(1))
+    throw Error("apply_rotation: positions must be [pos] with pos = " + std::to_string(x.size(1)));
+
+  const auto freqs = inv_freq.to(x.device(), torch::kFloat64);
   const auto angles = positions.to(x.device(), torch::kFloat64).unsqueeze(1) * freqs;  // [pos, half]
   // [1, pos, 1, half] for broadcasting over batch and heads.
-  const auto cos = angles.cos().to(torch::kFloat32).view({1, -1, 1, half});
-  const auto sin = angles.sin().to(torch::kFloat32).view({1, -1, 1, half});
+  const auto cos = (angles.cos() * attention_factor).to(torch::kFloat32).view({1, -1, 1, half});
+  const auto sin = (angles.sin() * attention_factor).to(torch::kFloat32).view({1, -1, 1, half});
 
   const auto rot = x.narrow(3, 0, rotary_dim).to(torch::kFloat32);
   at::Tensor a, b;  // the two members of each pair, [batch, pos, head, half]
   if (pairing == RopePairing::Interleaved) {
-    const auto pairs = rot.view({rot.size(0), rot.size(1), rot.size(2), half, 2});
+    const auto pairs = rot.reshape({rot.size(0), rot.size(1), rot.size(2), half, 2});
     a = pairs.select(4, 0);
     b = pairs.select(4, 1);
   } else {

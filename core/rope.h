@@ -20,6 +20,15 @@ at::Tensor rope_frequencies(double rope_theta, int64_t rotary_dim);
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& positions, double rope_theta,
                       int64_t rotary_dim, RopePairing pairing);
 
+/// The rotation itself, shared by RoPE, scaled RoPE and HoPE: rotates the first
+/// 2·inv_freq.size(0) dims of `x` [batch, pos, head, d_head] pairwise by m·inv_freq[c] (radians,
+/// float64 [n_pairs]), pairs chosen by `pairing` as in apply_rope, with cos and sin multiplied by
+/// `attention_factor` (YaRN / longrope, HF modeling_rope_utils). Other dims pass through.
+/// Throws poslens::Error if 2·n_pairs > d_head or positions is not [pos].
+at::Tensor apply_rotation(const at::Tensor& x, const at::Tensor& positions,
+                          const at::Tensor& inv_freq, RopePairing pairing,
+                          double attention_factor = 1.0);
+
 class RotaryEncoding : public PositionEncoding {
  public:
   RotaryEncoding(double rope_theta, int64_t rotary_dim, int64_t d_head, RopePairing pairing);

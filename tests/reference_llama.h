@@ -14,6 +14,8 @@ struct ReferenceLlama {
   // Row-major [out][in] matrices, per layer.
   std::vector<float> embedding, rms_final, classifier;  // [vocab*dim], [dim], [vocab*dim]
   std::vector<std::vector<float>> rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3;
+  std::vector<std::vector<float>> bq, bk, bv;  // per layer; empty: no biases (Qwen2 has them)
+  int window = 0;  // > 0: query i sees keys with i - j < window (Mistral sliding window)
 
   static void matvec(const std::vector<float>& w, const std::vector<double>& x, int out,
                      std::vector<double>& y) {
@@ -63,6 +65,10 @@ struct ReferenceLlama {
         matvec(wq[l], xb, dim, q);
         matvec(wk[l], xb, kv_dim, k);
         matvec(wv[l], xb, kv_dim, v);
+        if (!bq.empty())
+          for (int i = 0; i < dim; ++i) q[i] += bq[l][i];
+        if (!bk.empty())
+          for (int i = 0; i < kv_dim; ++i) k[i] += bk[l][i], v[i] += bv[l][i];
         rope(q, n_heads, static_cast<int>(pos));
         rope(k, n_kv_heads, static_cast<int>(pos));
         kcache[l].push_back(k);
@@ -70,17 +76,18 @@ struct ReferenceLlama {
         std::vector<double> att_out(dim, 0.0);
         for (int h = 0; h < n_heads; ++h) {
           const int kvh = h / group;
-          std::vector<double> score(pos + 1);
+          std::vector<double> score(pos + 1, -1e300);
+          const size_t first = window > 0 && pos + 1 > static_cast<size_t>(window) ? pos + 1 - window : 0;
           double mx = -1e300;
-          for (size_t t = 0; t <= pos; ++t) {
+          for (size_t t = first; t <= pos; ++t) {
             double s = 0;
             for (int i = 0; i < hs; ++i) s += q[h * hs + i] * kcache[l][t][kvh * hs + i];
             score[t] = s / std::sqrt(static_cast<double>(hs));
             mx = std::max(mx, score[t]);
           }
           double sum = 0;
-          for (auto& s : score) sum += (s = std::exp(s - mx));
-          for (size_t t = 0; t <= pos; ++t)
+          for (size_t t = first; t <= pos; ++t) sum += (score[t] = std::exp(score[t] - mx));
+          for (size_t t = first; t <= pos; ++t)
             for (int i = 0; i < hs; ++i)
               att_out[h * hs + i] += score[t] / sum * vcache[l][t][kvh * hs + i];
         }

@@ -2,9 +2,6 @@
 #include <QApplication>
 #include <QCommandLineParser>
 
-#include <algorithm>
-#include <thread>
-
 #include "app/gui/main_window.h"
 #include "app/gui/torch_threads.h"
 

@@ -128,8 +128,16 @@ TEST(Gpt2, SequenceLongerThanLearnedPositionsIsAnError) {
   }
 }
 
-// ---------------------------------------------------------------- Llama (HF, GQA, half-split)
-TEST(HfLlama, GqaModelMatchesReference) {
+// ---------------------------------------------------------------- Llama family (HF)
+struct FamilyCase {
+  std::string architecture;
+  bool qkv_bias = false;
+  int sliding_window = 0;
+};
+
+/// A random HF checkpoint of the Llama family (GQA, half-split RoPE), loaded by PosLens and
+/// compared with reference_llama.h on 9 tokens.
+double llama_family_max_error(const FamilyCase& fc) {
   torch::manual_seed(3);
   const int64_t d = 32, heads = 4, kv = 2, dh = 8, hidden = 48, vocab = 40, layers = 2;
   auto r = [](std::vector<int64_t> s) { return torch::randn(s) * 0.3; };
@@ -146,17 +154,25 @@ TEST(HfLlama, GqaModelMatchesReference) {
                        {p + "mlp.gate_proj.weight", r({hidden, d})},
                        {p + "mlp.up_proj.weight", r({hidden, d})},
                        {p + "mlp.down_proj.weight", r({d, hidden})}});
+    if (fc.qkv_bias)
+      t.insert(t.end(), {{p + "self_attn.q_proj.bias", r({heads * dh})},
+                         {p + "self_attn.k_proj.bias", r({kv * dh})},
+                         {p + "self_attn.v_proj.bias", r({kv * dh})}});
   }
   const auto dir = test::scratch_dir() / "llama";
-  write_folder(dir, R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 32,
+  std::string config = R"({"architectures": [")" + fc.architecture + R"("], "hidden_size": 32,
       "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
       "intermediate_size": 48, "vocab_size": 40, "rms_norm_eps": 1e-5, "rope_theta": 500.0,
-      "max_position_embeddings": 64, "tie_word_embeddings": false, "bos_token_id": 1})", t);
+      "max_position_embeddings": 64, "tie_word_embeddings": false, "bos_token_id": 1,
+      "sliding_window": )" + (fc.sliding_window ? std::to_string(fc.sliding_window) : "null") + "}";
+  write_folder(dir, config, t);
   const auto model = load_checkpoint(dir.string(), {"cpu", "float32", ""});
+  EXPECT_EQ(model.model->config().qkv_bias, fc.qkv_bias);
+  EXPECT_EQ(model.model->config().sliding_window, fc.sliding_window);
 
   test::ReferenceLlama ref;
   ref.dim = d, ref.hidden = hidden, ref.n_layers = layers, ref.n_heads = heads, ref.n_kv_heads = kv;
-  ref.vocab = vocab, ref.interleaved = false, ref.theta = 500.0;
+  ref.vocab = vocab, ref.interleaved = false, ref.theta = 500.0, ref.window = fc.sliding_window;
   auto vec = [&](const std::string& n) {
     const auto c = get(t, n).contiguous();
     return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
@@ -175,6 +191,11 @@ TEST(HfLlama, GqaModelMatchesReference) {
     ref.w1.push_back(vec(p + "mlp.gate_proj.weight"));
     ref.w3.push_back(vec(p + "mlp.up_proj.weight"));
     ref.w2.push_back(vec(p + "mlp.down_proj.weight"));
+    if (fc.qkv_bias) {
+      ref.bq.push_back(vec(p + "self_attn.q_proj.bias"));
+      ref.bk.push_back(vec(p + "self_attn.k_proj.bias"));
+      ref.bv.push_back(vec(p + "self_attn.v_proj.bias"));
+    }
   }
   const std::vector<int64_t> ids{1, 5, 9, 39, 0, 12, 12, 7, 30};
   const auto expected = ref.forward(ids);
@@ -184,7 +205,19 @@ TEST(HfLlama, GqaModelMatchesReference) {
     for (int64_t v = 0; v < vocab; ++v)
       worst = std::max(worst, std::abs(logits[0][static_cast<int64_t>(p)][v].item<double>() -
                                        expected[p][static_cast<size_t>(v)]));
-  EXPECT_LT(worst, 1e-4);
+  return worst;
+}
+
+TEST(HfLlamaFamily, LlamaWithGqaMatchesReference) {
+  EXPECT_LT(llama_family_max_error({"LlamaForCausalLM"}), 1e-4);
+}
+
+TEST(HfLlamaFamily, Qwen2WithQkvBiasesMatchesReference) {
+  EXPECT_LT(llama_family_max_error({"Qwen2ForCausalLM", true}), 1e-4);
+}
+
+TEST(HfLlamaFamily, MistralSlidingWindowMatchesReference) {
+  EXPECT_LT(llama_family_max_error({"MistralForCausalLM", false, 3}), 1e-4);
 }
 
 }  // namespace

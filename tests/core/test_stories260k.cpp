@@ -153,3 +153,24 @@ TEST(Stories260K, BfloatSixteenRunsAndStaysClose) {
 
 }  // namespace
 }  // namespace poslens
+
+namespace poslens {
+namespace {
+
+// Runs where LibTorch has CUDA (e.g. PyTorch's CUDA LibTorch on a GPU machine); skips here.
+TEST(Gpu, Stories260KOnCudaMatchesCpu) {
+  POSLENS_REQUIRE_STORIES();
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device in this LibTorch build";
+  const auto cpu = load_checkpoint(model_path(), {"cpu", "float32", ""});
+  const auto gpu = load_checkpoint(model_path(), {"cuda", "float32", ""});
+  EXPECT_TRUE(gpu.model->device().is_cuda());
+  const auto ids = encode_text(cpu, "Once upon a time");
+  const auto a = run_model(cpu, ids, CaptureSpec::default_spec());
+  const auto b = run_model(gpu, ids, CaptureSpec::default_spec());
+  EXPECT_LT((a.logits - b.logits.cpu()).abs().max().item<double>(), 1e-4);
+  const auto pattern = b.captures.find({HookKind::Pattern, 4});
+  EXPECT_TRUE(pattern.device().is_cpu()) << "captures are published on the CPU";
+}
+
+}  // namespace
+}  // namespace poslens

@@ -1,0 +1,32 @@
+#include "core/kerple.h"
+
+#include <torch/torch.h>
+
+#include "core/error.h"
+
+namespace poslens {
+
+std::string to_string(KerpleVariant variant) {
+  return variant == KerpleVariant::Log ? "log" : "power";
+}
+
+at::Tensor kerple_bias(KerpleVariant variant, const at::Tensor& p, const at::Tensor& a,
+                       int64_t q_len, int64_t k_len) {
+  if (!p.defined() || !a.defined() || p.dim() != 1 || a.dim() != 1 || p.size(0) < 1 ||
+      p.size(0) != a.size(0))
+    throw Error("kerple_bias: p and a must both be [n_heads] with n_heads >= 1");
+  if (q_len < 1 || k_len < 1 || q_len > k_len)
+    throw Error("kerple_bias: need 1 <= q_len <= k_len, got q_len=" + std::to_string(q_len) +
+                ", k_len=" + std::to_string(k_len));
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat64).device(p.device());
+  const auto i = torch::arange(k_len - q_len, k_len, opts).unsqueeze(1);
+  const auto j = torch::arange(0, k_len, opts).unsqueeze(0);
+  const auto distance = (i - j).clamp_min(0.0).unsqueeze(0);  // [1, q, k]
+  const auto pp = p.to(opts).clamp_min(1e-2).view({-1, 1, 1});
+  const auto aa = a.to(opts).clamp_min(1e-2).view({-1, 1, 1});
+  const auto bias = variant == KerpleVariant::Log ? -pp * torch::log1p(aa * distance)
+                                                  : -aa * torch::pow(distance, pp);
+  return bias.to(torch::kFloat32);
+}
+
+}  // namespace poslens

@@ -1,0 +1,30 @@
+#pragma once
+// KERPLE: kernelized relative positional bias (Chi et al. 2022; SPEC.md §2 "KERPLE";
+// reference: chijames/KERPLE).
+#include <cstdint>
+#include <string>
+
+#include <ATen/core/Tensor.h>
+
+namespace poslens {
+
+enum class KerpleVariant {
+  Log,    ///< bias = -p_h · log(1 + a_h · (i - j))
+  Power,  ///< bias = -a_h · (i - j)^p_h
+};
+
+/// "log" / "power".
+std::string to_string(KerpleVariant variant);
+
+/// The additive logit bias, float32 [head, q_pos, k_pos], for the causal distance
+/// i - j >= 0 (i = k_len - q_len + r for query row r: queries are the last q_len positions).
+/// p and a are float [n_heads] (the learned per-head parameters; the reference stores them as
+/// [heads, 1, 1]: pass them flattened) and are clamped to >= 1e-2 before use, as the reference
+/// does. Future keys (j > i) get 0 (they are masked anyway): both formulas give 0 at distance 0
+/// and the distance is clamped to 0 there. Computed in float64, returned as float32 on p's device.
+/// Throws poslens::Error if p and a are not 1-D of the same size >= 1, q_len < 1, k_len < 1 or
+/// q_len > k_len.
+at::Tensor kerple_bias(KerpleVariant variant, const at::Tensor& p, const at::Tensor& a,
+                       int64_t q_len, int64_t k_len);
+
+}  // namespace poslens

@@ -1,0 +1,57 @@
+#include "core/shaw.h"
+
+#include <torch/torch.h>
+
+#include <string>
+
+#include "core/error.h"
+
+namespace poslens {
+
+namespace {
+std::string shape_str(const at::Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+}  // namespace
+
+at::Tensor shaw_relative_index(int64_t q_len, int64_t k_len, int64_t k_max, const at::Device& device) {
+  if (k_max < 0 || q_len < 0 || q_len > k_len)
+    throw Error("shaw_relative_index: need k_max >= 0 and 0 <= q_len <= k_len, got k_max=" +
+                std::to_string(k_max) + " q_len=" + std::to_string(q_len) +
+                " k_len=" + std::to_string(k_len));
+  const auto opts = torch::TensorOptions().dtype(torch::kLong).device(device);
+  const auto dist = torch::arange(q_len, opts).unsqueeze(1) + (k_len - q_len) -
+                    torch::arange(k_len, opts).unsqueeze(0);
+  return dist.clamp_min(0).clamp_max(k_max);
+}
+
+at::Tensor shaw_key_scores(const at::Tensor& q, const at::Tensor& e, int64_t k_len) {
+  if (q.dim() != 4 || e.dim() != 2 || e.size(1) != q.size(3) || e.size(0) < 1)
+    throw Error("shaw_key_scores: need q [B, H, Q, d] and e [k_max + 1, d], got " + shape_str(q) +
+                " and " + shape_str(e));
+  if (q.size(2) > k_len)
+    throw Error("shaw_key_scores: query length " + std::to_string(q.size(2)) + " > k_len " +
+                std::to_string(k_len));
+  const auto index = shaw_relative_index(q.size(2), k_len, e.size(0) - 1, q.device());
+  const auto z = torch::matmul(q, e.to(q.scalar_type()).t());  // [B, H, Q, k_max + 1]
+  return z.gather(3, index.expand({q.size(0), q.size(1), q.size(2), k_len}));
+}
+
+at::Tensor shaw_value_term(const at::Tensor& attn, const at::Tensor& ev) {
+  if (attn.dim() != 4 || ev.dim() != 2 || ev.size(0) < 1)
+    throw Error("shaw_value_term: need attn [B, H, Q, K] and ev [k_max + 1, d_v], got " +
+                shape_str(attn) + " and " + shape_str(ev));
+  const int64_t q_len = attn.size(2), k_len = attn.size(3), n_rel = ev.size(0);
+  if (q_len > k_len)
+    throw Error("shaw_value_term: query length " + std::to_string(q_len) + " > key length " +
+                std::to_string(k_len));
+  const auto index = shaw_relative_index(q_len, k_len, n_rel - 1, attn.device())
+                         .expand({attn.size(0), attn.size(1), q_len, k_len});
+  const auto per_bucket = torch::zeros({attn.size(0), attn.size(1), q_len, n_rel}, attn.options())
+                              .scatter_add_(3, index.contiguous(), attn);
+  return torch::matmul(per_bucket, ev.to(attn.scalar_type()));
+}
+
+}  // namespace poslens
