@@ -5,16 +5,9 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/shape_text.h"
 
 namespace poslens {
-
-namespace {
-std::string shape_str(const at::Tensor& t) {
-  std::string s = "[";
-  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-  return s + "]";
-}
-}  // namespace
 
 CopeOutput cope_positions(const at::Tensor& gate_logits, const at::Tensor& q,
                           const at::Tensor& pos_emb, bool causal, double scale,

@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/shape_text.h"
 
 namespace poslens {
 namespace {
@@ -26,13 +27,6 @@ constexpr std::uint64_t kCompressAbove = std::uint64_t{1} << 20;  // 1 MiB
 /// Target size of one chunk: one attention row block is read without touching the rest.
 constexpr std::uint64_t kChunkTarget = std::uint64_t{1} << 20;    // 1 MiB
 
-std::string shape_string(const at::Tensor& t) {
-  std::ostringstream s;
-  s << '[';
-  for (int64_t d = 0; d < t.dim(); ++d) s << (d ? ", " : "") << t.size(d);
-  s << ']';
-  return s.str();
-}
 
 /// Collects the descriptions of the current HDF5 error stack, outermost first.
 herr_t collect_error(unsigned /*n*/, const H5E_error2_t* err, void* data) {
@@ -220,7 +214,7 @@ void validate(const Writer& w, const std::string& path, const std::vector<NamedC
       w.fail(where + " is on " + cap.tensor.device().str() + "; move it to the CPU first");
     if (cap.tensor.dim() < 1) w.fail(where + " is a 0-d scalar; expected at least 1 dimension");
     if (static_cast<int64_t>(cap.dims.size()) != cap.tensor.dim())
-      w.fail(where + " has shape " + shape_string(cap.tensor) + " but " +
+      w.fail(where + " has shape " + shape_str(cap.tensor) + " but " +
              std::to_string(cap.dims.size()) + " dimension names");
     if (!cap.tensor.is_floating_point() &&
         !c10::isIntegralType(cap.tensor.scalar_type(), /*includeBool=*/true))
@@ -233,10 +227,10 @@ void validate(const Writer& w, const std::string& path, const std::vector<NamedC
     w.fail("token ids are on " + token_ids.device().str() + "; move them to the CPU first");
   if (token_ids.dim() != 2 || token_ids.scalar_type() != torch::kLong)
     w.fail("token ids must be an int64 [batch, pos] tensor, got " +
-           std::string(c10::toString(token_ids.scalar_type())) + " " + shape_string(token_ids));
+           std::string(c10::toString(token_ids.scalar_type())) + " " + shape_str(token_ids));
   if (static_cast<int64_t>(token_text.size()) != token_ids.numel())
     w.fail("token text has " + std::to_string(token_text.size()) + " entries but token ids " +
-           shape_string(token_ids) + " have " + std::to_string(token_ids.numel()));
+           shape_str(token_ids) + " have " + std::to_string(token_ids.numel()));
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <torch/torch.h>
 
 #include "core/error.h"
+#include "core/shape_text.h"
 
 namespace poslens {
 namespace {
@@ -86,13 +87,6 @@ bool from_scalar_type(at::ScalarType type, StoredDType* out) {
   }
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::ostringstream os;
-  os << '[';
-  for (std::size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
-  os << ']';
-  return os.str();
-}
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
@@ -336,7 +330,7 @@ void SafetensorsFile::Impl::parse_entry(const std::string& name, const ojson& en
                 "] end before begin");
   }
   if (end - begin != nbytes) {
-    throw Error(where + ": shape " + shape_string(info.shape) + " x " + to_string(info.dtype) +
+    throw Error(where + ": shape " + shape_str(info.shape) + " x " + to_string(info.dtype) +
                 " needs " + std::to_string(nbytes) + " bytes but data_offsets span " +
                 std::to_string(end - begin));
   }

@@ -5,16 +5,9 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/shape_text.h"
 
 namespace poslens {
-
-namespace {
-std::string shape_str(const at::Tensor& t) {
-  std::string s = "[";
-  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-  return s + "]";
-}
-}  // namespace
 
 at::Tensor shaw_relative_index(int64_t q_len, int64_t k_len, int64_t k_max, const at::Device& device) {
   if (k_max < 0 || q_len < 0 || q_len > k_len)

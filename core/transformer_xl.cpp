@@ -7,17 +7,12 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/shape_text.h"
 #include "core/sinusoidal.h"
 
 namespace poslens {
 
 namespace {
-
-std::string shape_str(const at::Tensor& t) {
-  std::string s = "[";
-  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-  return s + "]";
-}
 
 void check_q(const at::Tensor& q, const char* where) {
   if (q.dim() != 4) throw Error(std::string(where) + ": q must be [B, H, Q, d], got " + shape_str(q));

@@ -4,20 +4,12 @@
 
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/shape_text.h"
 
 namespace poslens {
 namespace {
-
-std::string shape_str(at::IntArrayRef shape) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
-  out << "]";
-  return out.str();
-}
 
 std::string with_layer(const std::string& pattern, int64_t layer) {
   std::string name = pattern;
