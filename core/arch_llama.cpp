@@ -12,6 +12,43 @@ int64_t optional_token_id(const nlohmann::json& j, const char* key) {
   return (it != j.end() && it->is_number_integer()) ? it->get<int64_t>() : -1;
 }
 
+/// HF `rope_scaling` ({"rope_type" | "type", "factor", ...}, modeling_rope_utils) into
+/// RopeScaling; checked by computing the frequencies once, so bad parameters fail at load.
+RopeScaling rope_scaling_from_hf(const nlohmann::json& j, const ModelConfig& c,
+                                 const std::string& where) {
+  RopeScaling s;
+  const auto it = j.find("rope_scaling");
+  if (it == j.end() || it->is_null()) return s;
+  if (!it->is_object()) throw Error(where + ": \"rope_scaling\" must be an object");
+  const auto& r = *it;
+  s.type = r.value("rope_type", r.value("type", std::string("default")));
+  s.factor = number_or(r, "factor", 1.0, where);
+  s.max_position_embeddings = c.n_ctx;
+  s.original_max_position_embeddings = int_or(r, "original_max_position_embeddings", 0, where);
+  s.beta_fast = number_or(r, "beta_fast", s.beta_fast, where);
+  s.beta_slow = number_or(r, "beta_slow", s.beta_slow, where);
+  s.low_freq_factor = number_or(r, "low_freq_factor", s.low_freq_factor, where);
+  s.high_freq_factor = number_or(r, "high_freq_factor", s.high_freq_factor, where);
+  s.truncate = bool_or(r, "truncate", s.truncate, where);
+  for (const auto& [key, field] : {std::pair{"attention_factor", &s.attention_factor},
+                                   std::pair{"mscale", &s.mscale},
+                                   std::pair{"mscale_all_dim", &s.mscale_all_dim}})
+    if (r.contains(key) && !r[key].is_null()) *field = number_or(r, key, 0.0, where);
+  for (const auto& [key, field] : {std::pair{"short_factor", &s.short_factor},
+                                   std::pair{"long_factor", &s.long_factor}})
+    if (r.contains(key) && r[key].is_array())
+      for (const auto& v : r[key]) {
+        if (!v.is_number()) throw Error(where + ": rope_scaling." + key + " must hold numbers");
+        field->push_back(v.get<double>());
+      }
+  try {
+    rope_frequencies_scaled(c.rope_theta, c.rotary_dim, s);
+  } catch (const Error& e) {
+    throw Error(where + ": rope_scaling: " + e.what());
+  }
+  return s;
+}
+
 }  // namespace
 
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
@@ -38,13 +75,7 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
   c.rope_theta = number_or(j, "rope_theta", 10000.0, where);
   c.rope_pairing = RopePairing::HalfSplit;  // HF rotate_half
   c.rotary_dim = c.d_head;
-  const auto scaling = j.find("rope_scaling");
-  if (scaling != j.end() && !scaling->is_null()) {
-    const std::string type = scaling->value("rope_type", scaling->value("type", std::string()));
-    if (type != "default")
-      throw Error(where + ": rope_scaling type \"" + type +
-                  "\" is not supported yet (plain RoPE only in this version)");
-  }
+  c.rope_scaling = rope_scaling_from_hf(j, c, where);
   c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", false, where);
   c.qkv_bias = bool_or(j, "attention_bias", false, where);
   c.attn_out_bias = c.qkv_bias;

@@ -21,7 +21,8 @@ at::Tensor permute_interleaved_to_half_split(const at::Tensor& w, int64_t n_head
 void write_hf_llama(const std::string& dir, const Transformer& model) {
   const auto& c = model.config();
   if (c.norm != NormType::RMSNorm || c.mlp != MlpType::Gated || c.activation != Activation::SiLU ||
-      c.position != PositionKind::Rotary || c.rotary_dim != c.d_head || c.sliding_window != 0)
+      c.position != PositionKind::Rotary || c.rotary_dim != c.d_head || c.sliding_window != 0 ||
+      c.rope_scaling.type != "default")
     throw Error("convert: only Llama-family models (RMSNorm, SwiGLU, full RoPE) can be written as "
                 "LlamaForCausalLM; " + c.architecture + " cannot");
   if (fs::exists(dir)) throw Error("convert: " + dir + " already exists; choose a new folder");

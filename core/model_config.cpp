@@ -76,6 +76,12 @@ std::string ModelConfig::to_json() const {
     j["rope_theta"] = rope_theta;
     j["rope_pairing"] = to_string(rope_pairing);
     j["rotary_dim"] = rotary_dim;
+    if (rope_scaling.type != "default") {
+      j["rope_scaling"] = {{"type", rope_scaling.type}, {"factor", rope_scaling.factor}};
+      if (rope_scaling.original_max_position_embeddings > 0)
+        j["rope_scaling"]["original_max_position_embeddings"] =
+            rope_scaling.original_max_position_embeddings;
+    }
   }
   j["qkv_bias"] = qkv_bias;
   j["attn_out_bias"] = attn_out_bias;

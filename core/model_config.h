@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/rope_scaling.h"
+
 namespace poslens {
 
 enum class NormType { RMSNorm, LayerNorm };
@@ -35,6 +37,7 @@ struct ModelConfig {
   double rope_theta = 10000.0;
   RopePairing rope_pairing = RopePairing::Interleaved;
   int64_t rotary_dim = 0;  ///< dims rotated per head (== d_head unless partial rotary)
+  RopeScaling rope_scaling;  ///< HF `rope_scaling` (type "default": plain RoPE)
 
   bool qkv_bias = false;
   bool attn_out_bias = false;

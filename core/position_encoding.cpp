@@ -20,7 +20,7 @@ std::unique_ptr<PositionEncoding> make_position_encoding(const ModelConfig& conf
   switch (config.position) {
     case PositionKind::Rotary:
       return std::make_unique<RotaryEncoding>(config.rope_theta, config.rotary_dim, config.d_head,
-                                              config.rope_pairing);
+                                              config.rope_pairing, config.rope_scaling);
     case PositionKind::LearnedAbsolute:
       if (!weights.pos_embed.defined()) throw Error("model has no position embedding table");
       return std::make_unique<LearnedAbsoluteEncoding>(weights.pos_embed);

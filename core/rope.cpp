@@ -61,19 +61,29 @@ at::Tensor apply_rotation(const at::Tensor& x, const at::Tensor& positions,
 }
 
 RotaryEncoding::RotaryEncoding(double rope_theta, int64_t rotary_dim, int64_t d_head,
-                               RopePairing pairing)
-    : rope_theta_(rope_theta), rotary_dim_(rotary_dim), d_head_(d_head), pairing_(pairing) {}
+                               RopePairing pairing, RopeScaling scaling)
+    : rope_theta_(rope_theta),
+      rotary_dim_(rotary_dim),
+      d_head_(d_head),
+      pairing_(pairing),
+      scaling_(std::move(scaling)) {
+  rope_frequencies_scaled(rope_theta_, rotary_dim_, scaling_);  // reject bad parameters now
+}
 
 std::string RotaryEncoding::describe() const {
   std::ostringstream out;
   out << "RoPE (" << to_string(pairing_) << " pairs, rope_theta=" << rope_theta_;
   if (rotary_dim_ != d_head_) out << ", rotary_dim=" << rotary_dim_ << " of " << d_head_;
+  if (scaling_.type != "default") out << ", rope_scaling=" << scaling_.type << " x" << scaling_.factor;
   out << ")";
   return out.str();
 }
 
 at::Tensor RotaryEncoding::rotate(const at::Tensor& x, const at::Tensor& positions) const {
-  return apply_rope(x, positions, rope_theta_, rotary_dim_, pairing_);
+  if (scaling_.type == "default") return apply_rope(x, positions, rope_theta_, rotary_dim_, pairing_);
+  // Dynamic NTK and longrope depend on the sequence length.
+  const auto f = rope_frequencies_scaled(rope_theta_, rotary_dim_, scaling_, positions.size(0));
+  return apply_rotation(x, positions, f.inv_freq, pairing_, f.attention_factor);
 }
 
 }  // namespace poslens

@@ -1,6 +1,7 @@
 #pragma once
 // Rotary position embedding (Su et al. 2021, RoFormer; SPEC.md §2 "RoPE"; seed 003 §4.2.1).
 #include "core/position_encoding.h"
+#include "core/rope_scaling.h"
 
 namespace poslens {
 
@@ -31,7 +32,10 @@ at::Tensor apply_rotation(const at::Tensor& x, const at::Tensor& positions,
 
 class RotaryEncoding : public PositionEncoding {
  public:
-  RotaryEncoding(double rope_theta, int64_t rotary_dim, int64_t d_head, RopePairing pairing);
+  /// `scaling` follows HF modeling_rope_utils (rope_scaling.h); type "default" is plain RoPE.
+  /// Throws poslens::Error for invalid scaling parameters.
+  RotaryEncoding(double rope_theta, int64_t rotary_dim, int64_t d_head, RopePairing pairing,
+                 RopeScaling scaling = {});
   std::string describe() const override;
   bool rotates() const override { return true; }
   at::Tensor rotate(const at::Tensor& x, const at::Tensor& positions) const override;
@@ -41,6 +45,7 @@ class RotaryEncoding : public PositionEncoding {
   int64_t rotary_dim_;
   int64_t d_head_;
   RopePairing pairing_;
+  RopeScaling scaling_;
 };
 
 }  // namespace poslens

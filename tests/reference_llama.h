@@ -16,6 +16,7 @@ struct ReferenceLlama {
   std::vector<std::vector<float>> rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3;
   std::vector<std::vector<float>> bq, bk, bv;  // per layer; empty: no biases (Qwen2 has them)
   int window = 0;  // > 0: query i sees keys with i - j < window (Mistral sliding window)
+  double position_scale = 1.0;  // rotation angle uses pos * position_scale (linear RoPE scaling)
 
   static void matvec(const std::vector<float>& w, const std::vector<double>& x, int out,
                      std::vector<double>& y) {
@@ -41,7 +42,7 @@ struct ReferenceLlama {
     const int hs = dim / n_heads;
     for (int h = 0; h < n; ++h)
       for (int c = 0; c < hs / 2; ++c) {
-        const double freq = std::pow(theta, -2.0 * c / hs), a = pos * freq;
+        const double freq = std::pow(theta, -2.0 * c / hs), a = pos * position_scale * freq;
         const int i0 = h * hs + (interleaved ? 2 * c : c);
         const int i1 = h * hs + (interleaved ? 2 * c + 1 : c + hs / 2);
         const double x0 = v[i0], x1 = v[i1];

@@ -88,10 +88,25 @@ TEST(CheckpointErrors, ConfigMissingKeyOrInvalidJson) {
   EXPECT_THAT(error_of(dir.string()), HasSubstr("not a multiple of n_kv_heads"));
 }
 
-TEST(CheckpointErrors, UnsupportedRopeScalingIsNamed) {
+std::string with_rope_scaling(const std::string& scaling) {
   std::string config = kTinyLlama;
-  config.insert(config.size() - 1, R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4.0})");
-  EXPECT_THAT(error_of(folder(config, tiny_llama_tensors()).string()), HasSubstr("\"yarn\""));
+  config.insert(config.size() - 1, R"(, "rope_scaling": )" + scaling);
+  return config;
+}
+
+TEST(CheckpointErrors, RopeScalingIsReadAndBadOnesAreNamed) {
+  const auto yarn = load_checkpoint(
+      folder(with_rope_scaling(R"({"rope_type": "yarn", "factor": 4.0})"), tiny_llama_tensors())
+          .string(),
+      {"cpu", "float32", ""});
+  EXPECT_EQ(yarn.model->config().rope_scaling.type, "yarn");
+  EXPECT_THAT(yarn.model->position_encoding().describe(), HasSubstr("rope_scaling=yarn x4"));
+  EXPECT_THAT(error_of(folder(with_rope_scaling(R"({"rope_type": "weird", "factor": 2})"),
+                              tiny_llama_tensors()).string()),
+              HasSubstr("weird"));
+  EXPECT_THAT(error_of(folder(with_rope_scaling(R"({"rope_type": "llama3", "factor": 8})"),
+                              tiny_llama_tensors()).string()),
+              HasSubstr("rope_scaling"));  // llama3 needs original_max_position_embeddings
 }
 
 TEST(CheckpointErrors, MissingTensorIsNamed) {

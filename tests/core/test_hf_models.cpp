@@ -133,6 +133,8 @@ struct FamilyCase {
   std::string architecture;
   bool qkv_bias = false;
   int sliding_window = 0;
+  std::string rope_scaling = "null";  // HF config JSON
+  double position_scale = 1.0;        // what that scaling means for the reference
 };
 
 /// A random HF checkpoint of the Llama family (GQA, half-split RoPE), loaded by PosLens and
@@ -164,7 +166,8 @@ double llama_family_max_error(const FamilyCase& fc) {
       "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
       "intermediate_size": 48, "vocab_size": 40, "rms_norm_eps": 1e-5, "rope_theta": 500.0,
       "max_position_embeddings": 64, "tie_word_embeddings": false, "bos_token_id": 1,
-      "sliding_window": )" + (fc.sliding_window ? std::to_string(fc.sliding_window) : "null") + "}";
+      "sliding_window": )" + (fc.sliding_window ? std::to_string(fc.sliding_window) : "null") +
+      R"(, "rope_scaling": )" + fc.rope_scaling + "}";
   write_folder(dir, config, t);
   const auto model = load_checkpoint(dir.string(), {"cpu", "float32", ""});
   EXPECT_EQ(model.model->config().qkv_bias, fc.qkv_bias);
@@ -173,6 +176,7 @@ double llama_family_max_error(const FamilyCase& fc) {
   test::ReferenceLlama ref;
   ref.dim = d, ref.hidden = hidden, ref.n_layers = layers, ref.n_heads = heads, ref.n_kv_heads = kv;
   ref.vocab = vocab, ref.interleaved = false, ref.theta = 500.0, ref.window = fc.sliding_window;
+  ref.position_scale = fc.position_scale;
   auto vec = [&](const std::string& n) {
     const auto c = get(t, n).contiguous();
     return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
@@ -214,6 +218,16 @@ TEST(HfLlamaFamily, LlamaWithGqaMatchesReference) {
 
 TEST(HfLlamaFamily, Qwen2WithQkvBiasesMatchesReference) {
   EXPECT_LT(llama_family_max_error({"Qwen2ForCausalLM", true}), 1e-4);
+}
+
+TEST(HfLlamaFamily, LinearRopeScalingInterpolatesPositions) {
+  // Position interpolation: inv_freq / factor is the same rotation as position / factor.
+  FamilyCase fc{"LlamaForCausalLM"};
+  fc.rope_scaling = R"({"rope_type": "linear", "factor": 4.0})";
+  fc.position_scale = 0.25;
+  EXPECT_LT(llama_family_max_error(fc), 1e-4);
+  fc.position_scale = 1.0;  // and it does differ from unscaled RoPE
+  EXPECT_GT(llama_family_max_error(fc), 1e-3);
 }
 
 TEST(HfLlamaFamily, MistralSlidingWindowMatchesReference) {
