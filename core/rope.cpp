@@ -80,8 +80,8 @@ std::string RotaryEncoding::describe() const {
 }
 
 at::Tensor RotaryEncoding::rotate(const at::Tensor& x, const at::Tensor& positions) const {
-  if (scaling_.type == "default") return apply_rope(x, positions, rope_theta_, rotary_dim_, pairing_);
-  // Dynamic NTK and longrope depend on the sequence length.
+  // One path for every scaling type ("default" gives theta_c); dynamic NTK and longrope depend
+  // on the sequence length, so the frequencies are computed per call.
   const auto f = rope_frequencies_scaled(rope_theta_, rotary_dim_, scaling_, positions.size(0));
   return apply_rotation(x, positions, f.inv_freq, pairing_, f.attention_factor);
 }
