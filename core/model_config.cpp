@@ -1,5 +1,7 @@
 #include "core/model_config.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -52,7 +54,12 @@ void ModelConfig::validate() const {
       throw Error(architecture + " config: rope_theta must be positive");
   }
   if (position == PositionKind::LearnedAbsolute) positive("n_ctx", n_ctx);
+  if (attn_scale < 0) throw Error(architecture + " config: attn_scale must not be negative");
   if (!(norm_eps > 0)) throw Error(architecture + " config: norm eps must be positive");
+}
+
+double ModelConfig::attention_scale() const {
+  return attn_scale != 0.0 ? attn_scale : 1.0 / std::sqrt(static_cast<double>(d_head));
 }
 
 std::string ModelConfig::to_json() const {
@@ -89,6 +96,10 @@ std::string ModelConfig::to_json() const {
   j["tie_word_embeddings"] = tie_word_embeddings;
   j["sliding_window"] = sliding_window;
   j["causal"] = causal;
+  j["attn_scale"] = attention_scale();
+  j["parallel_residual"] = parallel_residual;
+  if (embed_scale != 1.0) j["embed_scale"] = embed_scale;
+  if (norm_weight_offset != 0.0) j["norm_weight_offset"] = norm_weight_offset;
   j["bos_token_id"] = bos_token_id;
   return j.dump();
 }

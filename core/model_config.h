@@ -45,11 +45,22 @@ struct ModelConfig {
   bool tie_word_embeddings = false;
   int64_t sliding_window = 0;  ///< 0: full causal attention (Mistral: keys within the window)
   bool causal = true;
+  /// Multiplies q·k before the softmax; 0 means the usual 1/sqrt(d_head) (T5-style models: 1).
+  double attn_scale = 0.0;
+  /// x + attn(norm1(x)) + mlp(norm2(x)) instead of two sequential residual steps (GPT-NeoX
+  /// `use_parallel_residual`, Phi's parallel block, whose one norm is loaded as both norms).
+  bool parallel_residual = false;
+  /// Token embeddings are multiplied by this (Gemma: sqrt(d_model), in the compute dtype).
+  double embed_scale = 1.0;
+  /// RMSNorm multiplies by (norm_weight_offset + w), in float32 (Gemma stores w - 1: offset 1).
+  double norm_weight_offset = 0.0;
   int64_t bos_token_id = -1;  ///< -1: the model has no BOS token to prepend
 
   /// Throws poslens::Error naming the first inconsistent field (e.g. n_heads not divisible by
   /// n_kv_heads, d_head odd with rotary, a non-positive size).
   void validate() const;
+  /// attn_scale, or 1/sqrt(d_head) when it is 0.
+  double attention_scale() const;
   /// The whole config as a JSON object string (written into HDF5 attributes and shown by info).
   std::string to_json() const;
 };

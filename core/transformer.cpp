@@ -27,15 +27,18 @@ class Recorder {
 };
 
 /// RMSNorm (Zhang & Sennrich 2019, as in HF LlamaRMSNorm): normalised in float32, then scaled.
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+/// With a weight offset (Gemma) the scaling is done in float32 before the cast, as HF
+/// GemmaRMSNorm does: (normed * (offset + w)).to(dtype).
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, double offset) {
   const auto xf = x.to(torch::kFloat32);
   const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  if (offset != 0.0) return (normed * (weight.to(torch::kFloat32) + offset)).to(x.scalar_type());
   return weight * normed.to(x.scalar_type());
 }
 
 at::Tensor norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight,
                 const at::Tensor& bias) {
-  if (c.norm == NormType::RMSNorm) return rms_norm(x, weight, c.norm_eps);
+  if (c.norm == NormType::RMSNorm) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset);
   const auto b = bias.defined() ? bias.to(torch::kFloat32) : at::Tensor();
   return at::layer_norm(x.to(torch::kFloat32), {x.size(-1)}, weight.to(torch::kFloat32), b,
                         c.norm_eps)
@@ -127,10 +130,11 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spe
   const Recorder record(spec, captures);
   const auto positions = torch::arange(T, torch::dtype(torch::kLong).device(device()));
   const auto allowed = allowed_keys(c, T, device());
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
+  const double scale = c.attention_scale();
   const float neg_inf = -std::numeric_limits<float>::infinity();
 
   auto x = weights_.tok_embed.index_select(0, ids.flatten()).view({B, T, c.d_model});
+  if (c.embed_scale != 1.0) x = x * c.embed_scale;
   record(HookKind::Embed, -1, x);
   if (const auto pe = position_->embedding(positions); pe.defined()) {
     const auto pe_b = pe.unsqueeze(0).expand({B, T, c.d_model});
@@ -171,12 +175,14 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spe
     record(HookKind::Z, l, z);
     const auto attn_out = at::linear(z.reshape({B, T, H * dh}), w.w_o, w.b_o);
     record(HookKind::AttnOut, l, attn_out);
-    x = x + attn_out;
-    record(HookKind::ResidMid, l, x);
+    const auto resid_mid = x + attn_out;
+    record(HookKind::ResidMid, l, resid_mid);
 
-    const auto mlp_out = mlp(c, w, norm(c, x, w.mlp_norm, w.mlp_norm_bias));
+    // Parallel blocks read the MLP input from the block input, not from resid_mid.
+    const auto& mlp_in = c.parallel_residual ? x : resid_mid;
+    const auto mlp_out = mlp(c, w, norm(c, mlp_in, w.mlp_norm, w.mlp_norm_bias));
     record(HookKind::MlpOut, l, mlp_out);
-    x = x + mlp_out;
+    x = resid_mid + mlp_out;
     record(HookKind::ResidPost, l, x);
     if (progress && !progress(l + 1, static_cast<int>(c.n_layers))) throw Cancelled();
   }
