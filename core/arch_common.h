@@ -15,9 +15,20 @@ double number_or(const nlohmann::json& j, const char* key, double fallback, cons
 int64_t int_or(const nlohmann::json& j, const char* key, int64_t fallback, const std::string& where);
 bool bool_or(const nlohmann::json& j, const char* key, bool fallback, const std::string& where);
 
+/// HF `rope_scaling` ({"rope_type" | "type", "factor", ...}, modeling_rope_utils) of config
+/// object `j` into RopeScaling, for c.rope_theta, c.rotary_dim and c.n_ctx; checked by computing
+/// the frequencies once, so bad parameters fail at load (Error "<where>: rope_scaling: ...").
+RopeScaling rope_scaling_from_hf(const nlohmann::json& j, const ModelConfig& c,
+                                 const std::string& where);
+
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where);
 ModelConfig gpt2_config_from_hf(const nlohmann::json& j, const std::string& where);
+
+/// The PosLens format (docs/poslens-format.md): config and weight table; the components'
+/// parameters are checked when the config is read.
+ModelConfig poslens_config(const nlohmann::json& j, const std::string& where);
+WeightTable poslens_table(const ModelConfig& c);
 
 WeightTable llama2c_table(const ModelConfig& c);
 WeightTable llama_hf_table(const ModelConfig& c);

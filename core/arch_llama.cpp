@@ -12,8 +12,8 @@ int64_t optional_token_id(const nlohmann::json& j, const char* key) {
   return (it != j.end() && it->is_number_integer()) ? it->get<int64_t>() : -1;
 }
 
-/// HF `rope_scaling` ({"rope_type" | "type", "factor", ...}, modeling_rope_utils) into
-/// RopeScaling; checked by computing the frequencies once, so bad parameters fail at load.
+}  // namespace
+
 RopeScaling rope_scaling_from_hf(const nlohmann::json& j, const ModelConfig& c,
                                  const std::string& where) {
   RopeScaling s;
@@ -48,8 +48,6 @@ RopeScaling rope_scaling_from_hf(const nlohmann::json& j, const ModelConfig& c,
   }
   return s;
 }
-
-}  // namespace
 
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where) {

@@ -65,6 +65,11 @@ ModelConfig read_hf_config(const std::string& path) {
   const std::string model_type = j.value("model_type", std::string());
 
   ModelConfig config;
+  if (model_type == "poslens") {
+    config = arch::poslens_config(j, path);
+    config.format = "poslens";
+    return config;
+  }
   if (arch == "LlamaForCausalLM" || arch == "MistralForCausalLM" || arch == "Qwen2ForCausalLM" ||
       (arch.empty() && (model_type == "llama" || model_type == "mistral" || model_type == "qwen2"))) {
     if (arch.empty())
@@ -85,6 +90,7 @@ ModelConfig read_hf_config(const std::string& path) {
 
 WeightTable weight_table_for(const ModelConfig& config, const TensorSource& source) {
   if (config.architecture == "llama2.c") return arch::llama2c_table(config);
+  if (config.architecture == "PosLens") return arch::poslens_table(config);
   if (config.architecture == "GPT2LMHeadModel") {
     std::string prefix;
     for (const auto& t : source.tensors())

@@ -11,7 +11,8 @@ namespace poslens {
 
 /// Reads an HF `config.json` and returns the ModelConfig (format "huggingface").
 /// Supported `architectures[0]`: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
-/// GPT2LMHeadModel. Throws poslens::Error naming the file and the missing/invalid key, or the
+/// GPT2LMHeadModel; and "model_type": "poslens" (docs/poslens-format.md, format "poslens").
+/// Throws poslens::Error naming the file and the missing/invalid key, or the
 /// unknown architecture together with the supported list.
 ModelConfig read_hf_config(const std::string& config_json_path);
 

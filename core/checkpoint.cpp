@@ -133,26 +133,30 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
       "no supported tokenizer for this model (HF tokenizers are not supported yet): use token ids";
 
   if (fs::is_directory(path)) {
-    const fs::path config = path / "config.json";
-    if (!fs::is_regular_file(config))
-      throw Error(path_text + ": folder has no config.json (expected an HF checkpoint folder)");
+    const fs::path config_path = path / "config.json";
+    if (!fs::is_regular_file(config_path))
+      throw Error(path_text + ": folder has no config.json (expected an HF or PosLens checkpoint "
+                              "folder)");
+    auto config = read_hf_config(config_path.string());
     const fs::path single = path / "model.safetensors";
     const fs::path index = path / "model.safetensors.index.json";
     std::unique_ptr<TensorSource> source;
+    std::string storage;
     if (fs::is_regular_file(single)) {
       source = std::make_unique<SafetensorsFile>(single.string());
-      out.format = "huggingface (safetensors)";
+      storage = "safetensors";
     } else if (fs::is_regular_file(index)) {
       source = std::make_unique<ShardedSafetensors>(index.string());
-      out.format = "huggingface (sharded safetensors)";
-    } else if (fs::is_regular_file(path / "pytorch_model.bin")) {
-      throw Error(path_text + ": pytorch_model.bin checkpoints are not supported yet; "
+      storage = "sharded safetensors";
+    } else if (fs::is_regular_file(path / "pytorch_model.bin") || fs::is_regular_file(path / "model.pt")) {
+      throw Error(path_text + ": pytorch_model.bin / model.pt checkpoints are not supported yet; "
                               "convert to model.safetensors");
     } else {
       throw Error(path_text + ": no model.safetensors or model.safetensors.index.json in folder");
     }
+    out.format = config.format + " (" + storage + ")";
     out.tokenizer_note = no_hf_tokenizer;
-    return finish(std::move(out), *source, read_hf_config(config.string()), options);
+    return finish(std::move(out), *source, std::move(config), options);
   }
 
   if (path.extension() == ".safetensors") {
@@ -160,10 +164,11 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
     if (!fs::is_regular_file(config))
       throw Error(path_text + ": a .safetensors file needs config.json beside it (" +
                   config.string() + " not found)");
+    auto model_config = read_hf_config(config.string());
     SafetensorsFile source(path_text);
-    out.format = "huggingface (safetensors)";
+    out.format = model_config.format + " (safetensors)";
     out.tokenizer_note = no_hf_tokenizer;
-    return finish(std::move(out), source, read_hf_config(config.string()), options);
+    return finish(std::move(out), source, std::move(model_config), options);
   }
 
   if (starts_with_zip_magic(path))

@@ -40,4 +40,20 @@ at::Tensor apply_hope(const at::Tensor& x, const at::Tensor& positions, double b
   return apply_rotation(x, positions, freqs, pairing);
 }
 
+HopeEncoding::HopeEncoding(double rope_theta, int64_t L, int64_t d_head, RopePairing pairing)
+    : rope_theta_(rope_theta), L_(L), d_head_(d_head), pairing_(pairing) {
+  hope_kept_components(rope_theta_, d_head_, L_);  // rejects bad arguments now
+}
+
+std::string HopeEncoding::describe() const {
+  return "HoPE (" + std::to_string(hope_kept_components(rope_theta_, d_head_, L_)) + " of " +
+         std::to_string(d_head_ / 2) + " components rotated, " + to_string(pairing_) +
+         " pairs, rope_theta=" + std::to_string(static_cast<int64_t>(rope_theta_)) +
+         ", L=" + std::to_string(L_) + ")";
+}
+
+at::Tensor HopeEncoding::rotate(const at::Tensor& x, const at::Tensor& positions) const {
+  return apply_hope(x, positions, rope_theta_, L_, pairing_);
+}
+
 }  // namespace poslens

@@ -27,4 +27,19 @@ int64_t hope_kept_components(double base, int64_t d, int64_t L);
 at::Tensor apply_hope(const at::Tensor& x, const at::Tensor& positions, double base, int64_t L,
                       RopePairing pairing);
 
+/// HoPE as a model component: rotates q and k by apply_hope (hook_rot_q/k), no weights.
+class HopeEncoding : public PositionEncoding {
+ public:
+  /// Throws poslens::Error for the arguments hope_kept_components rejects.
+  HopeEncoding(double rope_theta, int64_t L, int64_t d_head, RopePairing pairing);
+  std::string describe() const override;
+  bool rotates() const override { return true; }
+  at::Tensor rotate(const at::Tensor& x, const at::Tensor& positions) const override;
+
+ private:
+  double rope_theta_;
+  int64_t L_, d_head_;
+  RopePairing pairing_;
+};
+
 }  // namespace poslens

@@ -23,6 +23,7 @@ const char* to_string(PositionKind v) {
     case PositionKind::None: return "none";
     case PositionKind::LearnedAbsolute: return "learned_absolute";
     case PositionKind::Rotary: return "rope";
+    case PositionKind::Components: return "components";
   }
   return "?";
 }
@@ -79,6 +80,14 @@ std::string ModelConfig::to_json() const {
   j["mlp"] = to_string(mlp);
   j["activation"] = to_string(activation);
   j["position_encoding"] = to_string(position);
+  if (position == PositionKind::Components) {
+    j["position_encoding"] = nlohmann::ordered_json::array();
+    for (const auto& part : pe_components) {
+      auto params = nlohmann::ordered_json::parse(part.params_json);
+      params["type"] = part.type;
+      j["position_encoding"].push_back(params);
+    }
+  }
   if (position == PositionKind::Rotary) {
     j["rope_theta"] = rope_theta;
     j["rope_pairing"] = to_string(rope_pairing);

@@ -3,6 +3,7 @@
 // Names follow the field (TransformerLens / HF): d_model, n_heads, n_kv_heads, d_head, rope_theta.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/rope_scaling.h"
 
@@ -11,10 +12,19 @@ namespace poslens {
 enum class NormType { RMSNorm, LayerNorm };
 enum class MlpType { Gated, Plain };  // Gated: down(act(gate(x)) * up(x)) (SwiGLU); Plain: down(act(up(x)))
 enum class Activation { SiLU, GeluNew, GeluExact };
-enum class PositionKind { None, LearnedAbsolute, Rotary };
+/// Components: the list in ModelConfig::pe_components (the PosLens format) decides.
+enum class PositionKind { None, LearnedAbsolute, Rotary, Components };
 /// RoPE pairing convention (SPEC.md §2): which dimensions form a rotated 2-D pair.
 ///  Interleaved: (2c, 2c+1) — GPT-J, Meta, llama2.c.   HalfSplit: (c, c + rotary_dim/2) — HF rotate_half.
 enum class RopePairing { Interleaved, HalfSplit };
+
+/// One position-encoding component of the PosLens format (docs/poslens-format.md): its type
+/// ("rope", "cope", "t5", ...) and its parameters, the JSON object text from config.json, which
+/// the component parses itself (pe_components.cpp).
+struct PositionComponentSpec {
+  std::string type;
+  std::string params_json = "{}";
+};
 
 struct ModelConfig {
   std::string format;        ///< "llama2.c", "huggingface", ...
@@ -38,6 +48,8 @@ struct ModelConfig {
   RopePairing rope_pairing = RopePairing::Interleaved;
   int64_t rotary_dim = 0;  ///< dims rotated per head (== d_head unless partial rotary)
   RopeScaling rope_scaling;  ///< HF `rope_scaling` (type "default": plain RoPE)
+  /// position == Components: the encoding's parts, in config order.
+  std::vector<PositionComponentSpec> pe_components;
 
   bool qkv_bias = false;
   bool attn_out_bias = false;

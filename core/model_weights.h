@@ -2,6 +2,8 @@
 // The weights of a decoder-only transformer by role, in one convention whatever the checkpoint:
 // linear weights are [out, in] (torch.nn.Linear), fused tensors already split, all on the
 // model's device and compute dtype. Undefined tensors mean "absent" (e.g. no biases in Llama).
+#include <map>
+#include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -18,6 +20,9 @@ struct LayerWeights {
   at::Tensor w_gate, b_gate;             ///< [d_mlp, d_model], [d_mlp] (gated MLP only)
   at::Tensor w_up, b_up;                 ///< [d_mlp, d_model], [d_mlp]
   at::Tensor w_down, b_down;             ///< [d_model, d_mlp], [d_model]
+  /// Per-layer position-encoding weights by name (`blocks.{L}.attn.pe.<name>` in the PosLens
+  /// format, docs/poslens-format.md), shapes checked at load.
+  std::map<std::string, at::Tensor> pe;
 };
 
 struct ModelWeights {
@@ -27,6 +32,8 @@ struct ModelWeights {
   at::Tensor final_norm, final_norm_bias;   ///< [d_model]
   at::Tensor unembed;                       ///< [vocab, d_model]; aliases tok_embed when tied
   at::Tensor unembed_bias;                  ///< [vocab]
+  /// Position-encoding weights shared by all layers (`pe.<name>`), shapes checked at load.
+  std::map<std::string, at::Tensor> pe;
 };
 
 /// Number of parameters, counting a tied unembedding once.

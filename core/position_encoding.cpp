@@ -1,7 +1,10 @@
 #include "core/position_encoding.h"
 
+#include <torch/torch.h>
+
 #include "core/error.h"
 #include "core/learned_absolute.h"
+#include "core/pe_components.h"
 #include "core/rope.h"
 
 namespace poslens {
@@ -13,7 +16,79 @@ class NoPositionEncoding : public PositionEncoding {
   std::string describe() const override { return "NoPE (no position encoding)"; }
 };
 
+template <typename Pred>
+bool any_of(const std::vector<std::unique_ptr<PositionEncoding>>& parts, Pred pred) {
+  for (const auto& p : parts)
+    if (pred(*p)) return true;
+  return false;
+}
+
 }  // namespace
+
+void ScoreTerms::add(at::Tensor& slot, const at::Tensor& term) {
+  if (!term.defined()) return;
+  slot = slot.defined() ? slot + term : term;
+}
+
+ComposedEncoding::ComposedEncoding(std::vector<std::unique_ptr<PositionEncoding>> parts)
+    : parts_(std::move(parts)) {
+  int rotating = 0, absolute = 0, cope = 0;
+  for (const auto& p : parts_) {
+    rotating += p->rotates();
+    absolute += p->has_input_term();
+    cope += p->has_cope();
+  }
+  if (rotating > 1) throw Error("position encoding: at most one rotary component (rope or hope)");
+  if (absolute > 1)
+    throw Error("position encoding: at most one absolute component "
+                "(learned_absolute, sinusoidal or heinsen)");
+  if (cope > 1) throw Error("position encoding: at most one cope component");
+}
+
+std::string ComposedEncoding::describe() const {
+  if (parts_.empty()) return NoPositionEncoding().describe();
+  std::string out;
+  for (const auto& p : parts_) out += (out.empty() ? "" : " + ") + p->describe();
+  return out;
+}
+
+InputTerm ComposedEncoding::input_term(const at::Tensor& tok, const at::Tensor& positions) const {
+  for (const auto& p : parts_)
+    if (p->has_input_term()) return p->input_term(tok, positions);
+  return {};
+}
+
+bool ComposedEncoding::has_input_term() const {
+  return any_of(parts_, [](const PositionEncoding& p) { return p.has_input_term(); });
+}
+bool ComposedEncoding::has_pe_state() const {
+  return any_of(parts_, [](const PositionEncoding& p) { return p.has_pe_state(); });
+}
+bool ComposedEncoding::rotates() const {
+  return any_of(parts_, [](const PositionEncoding& p) { return p.rotates(); });
+}
+bool ComposedEncoding::has_position_scores() const {
+  return any_of(parts_, [](const PositionEncoding& p) { return p.has_position_scores(); });
+}
+bool ComposedEncoding::has_cope() const {
+  return any_of(parts_, [](const PositionEncoding& p) { return p.has_cope(); });
+}
+
+at::Tensor ComposedEncoding::rotate(const at::Tensor& x, const at::Tensor& positions) const {
+  for (const auto& p : parts_)
+    if (p->rotates()) return p->rotate(x, positions);
+  return x;
+}
+
+void ComposedEncoding::add_score_terms(const AttentionInputs& in, ScoreTerms& out) const {
+  for (const auto& p : parts_) p->add_score_terms(in, out);
+}
+
+at::Tensor ComposedEncoding::value_term(int layer, const at::Tensor& pattern) const {
+  at::Tensor sum;
+  for (const auto& p : parts_) ScoreTerms::add(sum, p->value_term(layer, pattern));
+  return sum;
+}
 
 std::unique_ptr<PositionEncoding> make_position_encoding(const ModelConfig& config,
                                                          const ModelWeights& weights) {
@@ -24,6 +99,13 @@ std::unique_ptr<PositionEncoding> make_position_encoding(const ModelConfig& conf
     case PositionKind::LearnedAbsolute:
       if (!weights.pos_embed.defined()) throw Error("model has no position embedding table");
       return std::make_unique<LearnedAbsoluteEncoding>(weights.pos_embed);
+    case PositionKind::Components: {
+      std::vector<std::unique_ptr<PositionEncoding>> parts;
+      for (const auto& spec : config.pe_components)
+        parts.push_back(component_recipe(spec, config).make(weights));
+      if (parts.size() == 1) return std::move(parts.front());
+      return std::make_unique<ComposedEncoding>(std::move(parts));
+    }
     case PositionKind::None:
       break;
   }

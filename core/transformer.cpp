@@ -16,7 +16,7 @@ class Recorder {
  public:
   Recorder(const CaptureSpec& spec, Captures* out) : spec_(spec), out_(out) {}
   void operator()(HookKind kind, int layer, const at::Tensor& t) const {
-    if (!out_ || !spec_.wants({kind, layer})) return;
+    if (!out_ || !t.defined() || !spec_.wants({kind, layer})) return;
     out_->tensors.emplace_back(HookPoint{kind, layer},
                                t.to(torch::kCPU, torch::kFloat32).contiguous());
   }
@@ -93,14 +93,21 @@ c10::Device Transformer::device() const { return weights_.tok_embed.device(); }
 c10::ScalarType Transformer::dtype() const { return weights_.tok_embed.scalar_type(); }
 
 std::vector<HookPoint> Transformer::hook_points() const {
+  const auto& pe = *position_;
   std::vector<HookPoint> points{{HookKind::Embed, -1}};
-  if (config_.position == PositionKind::LearnedAbsolute) points.push_back({HookKind::PosEmbed, -1});
+  if (pe.has_pe_state()) points.push_back({HookKind::PeState, -1});
+  if (pe.has_input_term()) points.push_back({HookKind::PosEmbed, -1});
   for (int l = 0; l < config_.n_layers; ++l) {
     for (auto kind : {HookKind::ResidPre, HookKind::Q, HookKind::K, HookKind::V})
       points.push_back({kind, l});
-    if (position_->rotates()) {
+    if (pe.rotates()) {
       points.push_back({HookKind::RotQ, l});
       points.push_back({HookKind::RotK, l});
+    }
+    if (pe.has_position_scores()) points.push_back({HookKind::PosScores, l});
+    if (pe.has_cope()) {
+      points.push_back({HookKind::CopeGates, l});
+      points.push_back({HookKind::CopePos, l});
     }
     for (auto kind : {HookKind::AttnScores, HookKind::Pattern, HookKind::Z, HookKind::AttnOut,
                       HookKind::ResidMid, HookKind::MlpOut, HookKind::ResidPost})
@@ -136,10 +143,11 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spe
   auto x = weights_.tok_embed.index_select(0, ids.flatten()).view({B, T, c.d_model});
   if (c.embed_scale != 1.0) x = x * c.embed_scale;
   record(HookKind::Embed, -1, x);
-  if (const auto pe = position_->embedding(positions); pe.defined()) {
-    const auto pe_b = pe.unsqueeze(0).expand({B, T, c.d_model});
-    record(HookKind::PosEmbed, -1, pe_b);
-    x = x + pe_b;
+  if (position_->has_input_term()) {
+    const auto input = position_->input_term(x, positions);
+    record(HookKind::PeState, -1, input.pe_state);
+    record(HookKind::PosEmbed, -1, input.added);
+    x = x + input.added;
   }
 
   for (int l = 0; l < c.n_layers; ++l) {
@@ -166,12 +174,29 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spe
       kh = kh.repeat_interleave(H / Hkv, 1);
       vh = vh.repeat_interleave(H / Hkv, 1);
     }
-    const auto scores = (torch::matmul(qh, kh.transpose(-1, -2)).to(torch::kFloat32) * scale)
-                            .masked_fill(allowed.logical_not(), neg_inf);
+    const auto qk = torch::matmul(qh, kh.transpose(-1, -2)).to(torch::kFloat32);
+    auto logits = qk * scale;
+    if (position_->has_position_scores()) {
+      ScoreTerms terms;
+      position_->add_score_terms({l, h, qh, kh, vh, qk, allowed, scale, c.causal}, terms);
+      if (terms.content.defined()) logits = logits + terms.content;
+      if (terms.position.defined()) {
+        logits = logits + terms.position;
+        // Captured as a full [B, H, Q, K] tensor, 0 where the key is masked.
+        record(HookKind::PosScores, l,
+               terms.position.expand({B, H, T, T}).masked_fill(allowed.logical_not(), 0.0));
+      }
+      record(HookKind::CopeGates, l, terms.cope_gates);
+      record(HookKind::CopePos, l, terms.cope_positions);
+    }
+    const auto scores = logits.masked_fill(allowed.logical_not(), neg_inf);
     record(HookKind::AttnScores, l, scores);
     const auto pattern = torch::softmax(scores, -1);
     record(HookKind::Pattern, l, pattern);
-    const auto z = torch::matmul(pattern.to(vh.scalar_type()), vh).transpose(1, 2);  // [B,T,H,dh]
+    auto zh = torch::matmul(pattern.to(vh.scalar_type()), vh);  // [B, H, T, dh]
+    if (const auto extra = position_->value_term(l, pattern); extra.defined())
+      zh = zh + extra.to(zh.scalar_type());
+    const auto z = zh.transpose(1, 2);  // [B, T, H, dh]
     record(HookKind::Z, l, z);
     const auto attn_out = at::linear(z.reshape({B, T, H * dh}), w.w_o, w.b_o);
     record(HookKind::AttnOut, l, attn_out);

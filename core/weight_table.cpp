@@ -39,6 +39,9 @@ int64_t parameter_count(const ModelWeights& w) {
                    &LayerWeights::w_up, &LayerWeights::b_up, &LayerWeights::w_down,
                    &LayerWeights::b_down})
       add(l.*f);
+  for (const auto& l : w.layers)
+    for (const auto& [name, t] : l.pe) add(t);
+  for (const auto& [name, t] : w.pe) add(t);
   add(w.final_norm);
   add(w.final_norm_bias);
   add(w.unembed);
@@ -77,14 +80,20 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
   for (const auto& rule : table.rules) {
     if (!has_layer(rule.pattern)) {
       at::Tensor t = fetch(rule, rule.pattern);
-      if (t.defined()) weights.*rule.model_target = t;
+      if (!t.defined()) continue;
+      if (!rule.pe_name.empty())
+        weights.pe[rule.pe_name] = t;
+      else
+        weights.*rule.model_target = t;
       continue;
     }
     for (int64_t l = 0; l < config.n_layers; ++l) {
       at::Tensor t = fetch(rule, with_layer(rule.pattern, l));
       if (!t.defined()) continue;
       auto& layer = weights.layers[static_cast<size_t>(l)];
-      if (rule.layer_targets.size() == 1) {
+      if (!rule.pe_name.empty()) {
+        layer.pe[rule.pe_name] = t;
+      } else if (rule.layer_targets.size() == 1) {
         layer.*rule.layer_targets[0] = t;
       } else {
         const auto parts = t.chunk(static_cast<int64_t>(rule.layer_targets.size()), 0);

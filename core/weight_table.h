@@ -26,6 +26,9 @@ struct WeightRule {
   ModelField model_target = nullptr;      ///< model-level role (pattern has no {L})
   bool transpose = false;  ///< stored [in, out] (GPT-2 Conv1D): transposed to [out, in]
   bool optional = false;   ///< may be absent (e.g. lm_head.weight when tied)
+  /// Non-empty: the tensor goes to the `pe` map (ModelWeights::pe, or LayerWeights::pe when the
+  /// pattern has {L}) under this name, instead of the targets above.
+  std::string pe_name;
   /// If several layer_targets: the (transposed) tensor is split into equal parts along dim 0.
 };
 
