@@ -38,20 +38,47 @@ void guarded(InferenceWorker* worker, const QString& title, Body&& body) {
   }
 }
 
-HeatmapData head_map(const RunResult& run, bool causal, int layer, int head, int max_cells) {
-  const auto pattern = run.captures.find({HookKind::Pattern, layer});
-  if (!pattern.defined()) throw Error("the last run has no pattern for layer " + std::to_string(layer));
-  if (head < 0 || head >= pattern.size(1)) throw Error("no head " + std::to_string(head));
-  // Masked cells are exactly 0 after softmax; -inf marks them so the view draws them as masked.
-  at::Tensor cells = pattern[0][head];
-  if (causal) cells = cells.masked_fill(torch::ones_like(cells, torch::kBool).triu(1), -INFINITY);
+/// A per-head view: which capture it shows and how it is labelled.
+struct HeadView {
+  HookKind kind;
+  const char* title;
+  const char* value_name;
+};
+
+HeadView head_view(const QString& suffix) {
+  if (suffix == "hook_attn_scores") return {HookKind::AttnScores, "attention logits", "logit"};
+  if (suffix == "hook_pos_scores") return {HookKind::PosScores, "position scores", "logit"};
+  if (suffix == "hook_cope_gates") return {HookKind::CopeGates, "CoPE gates", "gate"};
+  if (suffix == "hook_cope_pos") return {HookKind::CopePos, "CoPE positions", "position"};
+  return {HookKind::Pattern, "attention pattern", "weight"};
+}
+
+/// Keys query i cannot see (causal, sliding window), drawn as masked cells in every view.
+at::Tensor hidden_keys(const ModelConfig& c, int64_t T) {
+  const auto i = torch::arange(T).unsqueeze(1), j = torch::arange(T).unsqueeze(0);
+  auto hidden = c.causal ? (j > i) : torch::zeros({T, T}, torch::kBool);
+  if (c.sliding_window > 0) hidden = hidden | ((i - j) >= c.sliding_window);
+  return hidden;
+}
+
+HeatmapData head_map(const RunResult& run, const ModelConfig& config, int layer, int head,
+                     int max_cells, const QString& view_name) {
+  const auto view = head_view(view_name);
+  const auto captured = run.captures.find({view.kind, layer});
+  if (!captured.defined())
+    throw Error("the last run has no " + std::string(view.title) + " for layer " +
+                std::to_string(layer));
+  if (head < 0 || head >= captured.size(1)) throw Error("no head " + std::to_string(head));
+  // -inf marks cells the head cannot see, so the view draws them as masked.
+  const at::Tensor cells =
+      captured[0][head].masked_fill(hidden_keys(config, captured.size(2)), -INFINITY);
   auto map = pool_heatmap(cells, max_cells, max_cells, Pooling::Max);
   for (const auto& label : run.labels) map.row_labels.push_back(display_label(label));
   map.col_labels = map.row_labels;
   map.layer = layer;
   map.head = head;
-  map.value_name = "weight";
-  map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — attention pattern";
+  map.value_name = view.value_name;
+  map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + view.title;
   return map;
 }
 
@@ -77,6 +104,11 @@ void InferenceWorker::openCheckpoint(const QString& path, const QString& device,
     summary.n_layers = static_cast<int>(loaded->model->config().n_layers);
     summary.n_heads = static_cast<int>(loaded->model->config().n_heads);
     summary.has_tokenizer = loaded->tokenizer != nullptr;
+    summary.views << "hook_pattern" << "hook_attn_scores";
+    for (const auto& point : loaded->model->hook_points())
+      if (point.layer == 0 && (point.kind == HookKind::PosScores || point.kind == HookKind::CopeGates ||
+                               point.kind == HookKind::CopePos))
+        summary.views << QString::fromStdString(point.name()).section('.', -1);
     state_->model = std::move(loaded);  // replaced only once the new one loaded completely
     state_->last_run.reset();
     emit opened(summary);
@@ -84,7 +116,7 @@ void InferenceWorker::openCheckpoint(const QString& path, const QString& device,
 }
 
 void InferenceWorker::run(quint64 generation, const QString& input, bool as_token_ids,
-                          const QString& captures) {
+                          const QString& captures, const QString& view) {
   if (generation < latest_generation_) return;  // superseded while queued
   cancel_ = false;
   guarded(this, tr("Run failed"), [&] {
@@ -93,7 +125,8 @@ void InferenceWorker::run(quint64 generation, const QString& input, bool as_toke
     const auto ids = as_token_ids
                          ? parse_token_ids(input.toStdString(), loaded.model->config().vocab_size)
                          : encode_text(loaded, input.toStdString());
-    std::vector<std::string> patterns{"blocks.*.attn.hook_pattern"};
+    std::vector<std::string> patterns{"blocks.*.attn.hook_pattern",
+                                      "blocks.*.attn." + view.toStdString()};
     for (const auto& p : captures.split(',', Qt::SkipEmptyParts))
       patterns.push_back(p.trimmed().toStdString());
     const auto start = std::chrono::steady_clock::now();
@@ -114,7 +147,7 @@ void InferenceWorker::run(quint64 generation, const QString& input, bool as_toke
     for (int l = 0; l < summary.n_layers; ++l)
       for (int h = 0; h < summary.n_heads; ++h)
         summary.thumbnails.push_back(
-            head_map(*result, loaded.model->config().causal, l, h, kThumbnailCells));
+            head_map(*result, loaded.model->config(), l, h, kThumbnailCells, view));
     const auto last = result->logits[0][static_cast<int64_t>(ids.size()) - 1];
     const int64_t next = last.argmax().item<int64_t>();
     summary.message = tr("%1 tokens, forward pass %2 s; next token: \"%3\" (p=%4)")
@@ -127,11 +160,11 @@ void InferenceWorker::run(quint64 generation, const QString& input, bool as_toke
   });
 }
 
-void InferenceWorker::requestHead(int layer, int head, int max_cells) {
+void InferenceWorker::requestHead(int layer, int head, int max_cells, const QString& view) {
   guarded(this, tr("Cannot show head"), [&] {
     if (!state_->last_run) return;
-    emit headReady(head_map(*state_->last_run, state_->model->model->config().causal, layer,
-                             head, max_cells));
+    emit headReady(head_map(*state_->last_run, state_->model->model->config(), layer, head,
+                            max_cells, view));
   });
 }
 

@@ -22,6 +22,10 @@ struct ModelSummary {
   int n_layers = 0;
   int n_heads = 0;
   bool has_tokenizer = false;
+  /// The per-head maps this model can show, as hook suffixes ("hook_pattern",
+  /// "hook_attn_scores", and where the position encoding has them "hook_pos_scores",
+  /// "hook_cope_gates", "hook_cope_pos"); the pattern comes first.
+  QStringList views;
 };
 
 struct RunSummary {
@@ -48,12 +52,14 @@ class InferenceWorker : public QObject {
   /// Loads a checkpoint (file or folder); emits opened() or failed().
   void openCheckpoint(const QString& path, const QString& device, const QString& dtype);
   /// Runs the model on `input` (text, or comma-separated ids when `as_token_ids`), capturing
-  /// the hook names/globs in `captures` (comma-separated) plus every attention pattern, which
-  /// the views need; emits progress(), then runFinished(), cancelled() or failed().
-  void run(quint64 generation, const QString& input, bool as_token_ids, const QString& captures);
-  /// The full-size (pooled to at most `max_cells` per axis) pattern of one head of the last
-  /// run; emits headReady().
-  void requestHead(int layer, int head, int max_cells);
+  /// the hook names/globs in `captures` (comma-separated) plus every layer's `view` (a hook
+  /// suffix of ModelSummary::views) and attention pattern; the thumbnails show `view`.
+  /// Emits progress(), then runFinished(), cancelled() or failed().
+  void run(quint64 generation, const QString& input, bool as_token_ids, const QString& captures,
+           const QString& view);
+  /// The full-size (pooled to at most `max_cells` per axis) map of `view` for one head of the
+  /// last run; emits headReady().
+  void requestHead(int layer, int head, int max_cells, const QString& view);
   /// Writes every capture of the last run as HDF5; emits exported() or failed().
   void exportCaptures(const QString& path);
 

@@ -1,4 +1,4 @@
-// poslens: the desktop GUI. `poslens [CHECKPOINT] [--text TEXT] [--run]`.
+// poslens: the desktop GUI. `poslens [CHECKPOINT] [--text TEXT] [--run] [--view HOOK]`.
 #include <QApplication>
 #include <QCommandLineParser>
 
@@ -18,14 +18,20 @@ int main(int argc, char** argv) {
   parser.addPositionalArgument("checkpoint", "llama2.c .bin, .safetensors or HF folder to open");
   QCommandLineOption text({"t", "text"}, "Input text", "text");
   QCommandLineOption run({"r", "run"}, "Run the model as soon as it is loaded");
+  QCommandLineOption view(QStringList{"view"},
+                          "Per-head map to show: hook_pattern (default), hook_attn_scores, "
+                          "hook_pos_scores, hook_cope_gates or hook_cope_pos",
+                          "hook");
   parser.addOption(text);
   parser.addOption(run);
+  parser.addOption(view);
   parser.process(app);
 
   poslens::gui::use_all_cores_for_torch();
   poslens::gui::MainWindow window;
   window.show();
   if (parser.isSet(text)) window.setInputText(parser.value(text));
+  if (parser.isSet(view)) window.setPreferredView(parser.value(view));
   if (!parser.positionalArguments().isEmpty()) {
     if (parser.isSet(run)) window.runWhenLoaded();
     window.openCheckpoint(parser.positionalArguments().first());

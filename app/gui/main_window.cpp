@@ -32,6 +32,15 @@ namespace poslens::gui {
 namespace {
 constexpr int kMaxRecent = 8;
 constexpr int kHeatmapCells = 1024;  // larger maps are max-pooled before drawing
+
+QString viewLabel(const QString& suffix) {
+  if (suffix == "hook_pattern") return QObject::tr("Attention pattern");
+  if (suffix == "hook_attn_scores") return QObject::tr("Attention logits (pre-softmax)");
+  if (suffix == "hook_pos_scores") return QObject::tr("Position scores (position-only logit term)");
+  if (suffix == "hook_cope_gates") return QObject::tr("CoPE gates");
+  if (suffix == "hook_cope_pos") return QObject::tr("CoPE contextual positions");
+  return suffix;
+}
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -67,8 +76,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setBusy(false, {});
     statusBar()->showMessage(tr("Wrote %1").arg(path), 8000);
   });
-  connect(grid_, &HeadGrid::headSelected, this,
-          [this](int layer, int head) { emit requestHead(layer, head, kHeatmapCells); });
+  connect(grid_, &HeadGrid::headSelected, this, [this](int layer, int head) {
+    emit requestHead(layer, head, kHeatmapCells, currentView());
+  });
+  connect(view_, &QComboBox::currentIndexChanged, this, [this] {
+    if (has_run_) run();  // the new view's tensors are captured by a fresh run
+  });
   thread_.start();
   setBusy(false, {});
 }
@@ -138,11 +151,21 @@ void MainWindow::buildDocks() {
   input_dock->setWidget(input_panel);
   addDockWidget(Qt::LeftDockWidgetArea, input_dock);
 
-  // Heads: layers x heads thumbnails.
+  // Heads: what to show, then layers x heads thumbnails.
+  view_ = new QComboBox;
+  view_->setToolTip(tr("Which per-head map the thumbnails and the centre view show"));
   grid_ = new HeadGrid;
+  auto* heads_panel = new QWidget;
+  auto* heads_layout = new QVBoxLayout(heads_panel);
+  heads_layout->setContentsMargins(0, 0, 0, 0);
+  auto* show_row = new QFormLayout;
+  show_row->setContentsMargins(8, 4, 8, 0);
+  show_row->addRow(tr("Show"), view_);
+  heads_layout->addLayout(show_row);
+  heads_layout->addWidget(grid_, 1);
   auto* grid_dock = new QDockWidget(tr("Heads (layers × heads)"), this);
   grid_dock->setObjectName("heads");
-  grid_dock->setWidget(grid_);
+  grid_dock->setWidget(heads_panel);
   addDockWidget(Qt::RightDockWidgetArea, grid_dock);
   resizeDocks({grid_dock}, {520}, Qt::Horizontal);
   resizeDocks({model_dock}, {330}, Qt::Horizontal);
@@ -194,7 +217,12 @@ void MainWindow::run() {
   }
   worker_->setLatestGeneration(++generation_);
   setBusy(true, tr("Running…"));
-  emit requestRun(generation_, text, token_ids_->isChecked(), captures_->text());
+  emit requestRun(generation_, text, token_ids_->isChecked(), captures_->text(), currentView());
+}
+
+QString MainWindow::currentView() const {
+  const auto view = view_->currentData().toString();
+  return view.isEmpty() ? QStringLiteral("hook_pattern") : view;
 }
 
 void MainWindow::cancel() { worker_->requestCancel(); }
@@ -224,6 +252,13 @@ void MainWindow::onOpened(const ModelSummary& summary) {
     run_message_->setText(tr("This model has no supported tokenizer: enter token ids."));
   grid_->clear();
   heatmap_->clear();
+  {
+    const QSignalBlocker quiet(view_);  // a new model is not a request to re-run
+    view_->clear();
+    for (const auto& view : summary.views) view_->addItem(viewLabel(view), view);
+    if (const int preferred = view_->findData(preferred_view_); preferred >= 0)
+      view_->setCurrentIndex(preferred);
+  }
   addRecent(summary.path);
   setBusy(false, {});
   if (run_when_loaded_) {
@@ -243,7 +278,7 @@ void MainWindow::onRunFinished(const RunSummary& summary) {
     const QSignalBlocker quiet(grid_);  // the request below refreshes the map exactly once
     grid_->selectHead(keep ? layer : 0, keep ? head : 0);
   }
-  emit requestHead(keep ? layer : 0, keep ? head : 0, kHeatmapCells);
+  emit requestHead(keep ? layer : 0, keep ? head : 0, kHeatmapCells, currentView());
   run_message_->setText(summary.message);
   setBusy(false, {});
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The PosLens main window: a model dock, an input dock (text, Run/Cancel, progress), a head
-// grid dock and the selected head's heatmap in the centre. All model work goes to the
+// grid dock (with a "Show" selector: pattern, logits, position scores, CoPE gates/positions)
+// and the selected head's heatmap in the centre. All model work goes to the
 // InferenceWorker thread; this class only shows results and forwards requests.
 #include <QMainWindow>
 #include <QThread>
@@ -35,17 +36,22 @@ class MainWindow : public QMainWindow {
   /// Sets the input text and starts a run once a model is loaded (used by the command line).
   void setInputText(const QString& text);
   void runWhenLoaded() { run_when_loaded_ = true; }
+  /// Selects the view with hook suffix `view` (e.g. "hook_cope_gates") once a model that has
+  /// it is loaded (used by the command line).
+  void setPreferredView(const QString& view) { preferred_view_ = view; }
 
   HeadGrid* headGrid() const { return grid_; }
   HeatmapView* heatmapView() const { return heatmap_; }
   InferenceWorker* worker() const { return worker_; }
+  /// The "Show" selector of the Heads dock: one entry per ModelSummary::views (data = suffix).
+  QComboBox* viewSelector() const { return view_; }
 
  signals:
   // Requests to the worker thread (queued connections).
   void requestOpen(const QString& path, const QString& device, const QString& dtype);
   void requestRun(quint64 generation, const QString& input, bool as_token_ids,
-                  const QString& captures);
-  void requestHead(int layer, int head, int max_cells);
+                  const QString& captures, const QString& view);
+  void requestHead(int layer, int head, int max_cells, const QString& view);
   void requestExport(const QString& path);
 
  public slots:
@@ -68,6 +74,8 @@ class MainWindow : public QMainWindow {
   void onFailed(const QString& title, const QString& message);
   void exportFigure(const QString& format);
   void exportCaptures();
+  /// The hook suffix the Heads dock shows ("hook_pattern", "hook_cope_gates", ...).
+  QString currentView() const;
 
   QThread thread_;
   InferenceWorker* worker_ = nullptr;  // lives on thread_
@@ -79,6 +87,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* captures_ = nullptr;
   QComboBox* device_ = nullptr;
   QComboBox* dtype_ = nullptr;
+  QComboBox* view_ = nullptr;
   QPushButton* run_button_ = nullptr;
   QPushButton* cancel_button_ = nullptr;
   QProgressBar* progress_ = nullptr;
@@ -91,6 +100,7 @@ class MainWindow : public QMainWindow {
   bool model_loaded_ = false;
   bool has_run_ = false;
   bool run_when_loaded_ = false;
+  QString preferred_view_;
 };
 
 }  // namespace poslens::gui

@@ -1,6 +1,7 @@
 // The GUI as a user drives it: open stories260K, run, select a head, export; errors become one
 // dialog; cancel stops a run. Offscreen Qt, the real worker thread and model.
 #include <QApplication>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QMessageBox>
 #include <QSignalSpy>
@@ -10,6 +11,8 @@
 
 #include <H5Cpp.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 
 #include "app/gui/main_window.h"
@@ -106,6 +109,57 @@ TEST(MainWindow, EmptyInputIsRefusedWithADialog) {
   EXPECT_TRUE(dialog->text().contains("empty"));
 }
 
+/// A PosLens CoPE+RoPE model written by the PyTorch reference (tools/poslens_reference.py), or
+/// an empty string when Debian's python3-torch is absent.
+QString cope_model() {
+  const auto dir = test::scratch_dir();
+  const std::string command = std::string("/usr/bin/python3 ") + POSLENS_SOURCE_DIR +
+                              "/tools/poslens_reference.py make-test-models " + dir.string() +
+                              " --case cope_rope > /dev/null 2>&1";
+  if (std::system(command.c_str()) != 0) return {};
+  return QString::fromStdString((dir / "cope_rope").string());
+}
+
+TEST(MainWindow, ShowsCopeGatesOfAPosLensModel) {
+  const QString model = cope_model();
+  if (model.isEmpty()) GTEST_SKIP() << "/usr/bin/python3 with torch is needed to write the model";
+  MainWindow window;
+  window.show();
+  QSignalSpy opened(window.worker(), &InferenceWorker::opened);
+  window.openCheckpoint(model);
+  ASSERT_TRUE(arrived(opened, 30000));
+  const auto views = opened.at(0).at(0).value<ModelSummary>().views;
+  EXPECT_EQ(views, (QStringList{"hook_pattern", "hook_attn_scores", "hook_pos_scores",
+                                "hook_cope_gates", "hook_cope_pos"}));
+  EXPECT_EQ(window.viewSelector()->count(), 5);
+
+  QSignalSpy finished(window.worker(), &InferenceWorker::runFinished);
+  QSignalSpy head(window.worker(), &InferenceWorker::headReady);
+  window.setInputText("1, 5, 9, 3, 3, 7");
+  window.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  ASSERT_TRUE(arrived(head, 10000));
+  EXPECT_NE(head.at(0).at(0).value<HeatmapData>().title.find("attention pattern"), std::string::npos);
+
+  window.viewSelector()->setCurrentIndex(views.indexOf("hook_cope_gates"));  // re-runs
+  ASSERT_TRUE(arrived(finished, 30000, 2));
+  ASSERT_TRUE(arrived(head, 10000, 2));
+  const auto map = head.at(1).at(0).value<HeatmapData>();
+  EXPECT_NE(map.title.find("CoPE gates"), std::string::npos) << map.title;
+  EXPECT_EQ(map.value_name, "gate");
+  ASSERT_EQ(map.rows, 6);
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 6; ++j) {
+      if (j > i) {
+        EXPECT_TRUE(std::isnan(map.at(i, j))) << "future keys are masked";
+      } else {
+        EXPECT_GT(map.at(i, j), 0.0f);
+        EXPECT_LT(map.at(i, j), 1.0f);
+      }
+    }
+  EXPECT_EQ(error_dialog(window), nullptr);
+}
+
 TEST(InferenceWorker, CancelStopsARunAtTheNextLayer) {
   POSLENS_REQUIRE_STORIES();
   InferenceWorker worker;  // driven directly on this thread
@@ -115,7 +169,7 @@ TEST(InferenceWorker, CancelStopsARunAtTheNextLayer) {
   QObject::connect(&worker, &InferenceWorker::progress, &worker,
                    [&](int done, int) { if (done == 2) worker.requestCancel(); },
                    Qt::DirectConnection);
-  worker.run(1, "Once upon a time", false, "");
+  worker.run(1, "Once upon a time", false, "", "hook_pattern");
   EXPECT_EQ(cancelled.count(), 1);
   EXPECT_EQ(finished.count(), 0);
 }
@@ -126,9 +180,9 @@ TEST(InferenceWorker, SupersededRunIsSkipped) {
   QSignalSpy finished(&worker, &InferenceWorker::runFinished);
   worker.openCheckpoint(stories(), "cpu", "float32");
   worker.setLatestGeneration(2);
-  worker.run(1, "stale request", false, "");
+  worker.run(1, "stale request", false, "", "hook_pattern");
   EXPECT_EQ(finished.count(), 0);
-  worker.run(2, "Lily", false, "");
+  worker.run(2, "Lily", false, "", "hook_pattern");
   EXPECT_EQ(finished.count(), 1);
 }
 
