@@ -12,6 +12,7 @@
 #include "core/llama2c.h"
 #include "core/llama2c_tokenizer.h"
 #include "core/safetensors.h"
+#include "core/torch_zip.h"
 #include "core/weight_table.h"
 
 namespace poslens {
@@ -24,6 +25,14 @@ std::string stored_dtypes(const TensorSource& source) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : "+") + n;
   return out;
+}
+
+/// The state_dict file of a folder without safetensors: HF's pytorch_model.bin, or model.pt
+/// (the PosLens format); empty if neither exists.
+fs::path torch_zip_in(const fs::path& folder) {
+  for (const char* name : {"pytorch_model.bin", "model.pt"})
+    if (fs::is_regular_file(folder / name)) return folder / name;
+  return {};
 }
 
 bool starts_with_zip_magic(const fs::path& path) {
@@ -148,11 +157,12 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
     } else if (fs::is_regular_file(index)) {
       source = std::make_unique<ShardedSafetensors>(index.string());
       storage = "sharded safetensors";
-    } else if (fs::is_regular_file(path / "pytorch_model.bin") || fs::is_regular_file(path / "model.pt")) {
-      throw Error(path_text + ": pytorch_model.bin / model.pt checkpoints are not supported yet; "
-                              "convert to model.safetensors");
+    } else if (const auto pickled = torch_zip_in(path); !pickled.empty()) {
+      source = std::make_unique<TorchZipFile>(pickled.string());
+      storage = "PyTorch zip " + pickled.filename().string();
     } else {
-      throw Error(path_text + ": no model.safetensors or model.safetensors.index.json in folder");
+      throw Error(path_text + ": no model.safetensors, model.safetensors.index.json, "
+                              "pytorch_model.bin or model.pt in folder");
     }
     out.format = config.format + " (" + storage + ")";
     out.tokenizer_note = no_hf_tokenizer;
@@ -171,9 +181,17 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
     return finish(std::move(out), source, std::move(model_config), options);
   }
 
-  if (starts_with_zip_magic(path))
-    throw Error(path_text + ": this is a PyTorch zip (torch.save) file, which is not supported "
-                            "yet; use a llama2.c .bin, a .safetensors file or an HF folder");
+  if (starts_with_zip_magic(path)) {  // torch.save: a state_dict with config.json beside it
+    const fs::path config = path.parent_path() / "config.json";
+    if (!fs::is_regular_file(config))
+      throw Error(path_text + ": a PyTorch zip (torch.save) state_dict needs config.json beside it (" +
+                  config.string() + " not found)");
+    auto model_config = read_hf_config(config.string());
+    TorchZipFile source(path_text);
+    out.format = model_config.format + " (PyTorch zip)";
+    out.tokenizer_note = no_hf_tokenizer;
+    return finish(std::move(out), source, std::move(model_config), options);
+  }
   Llama2cFile source(path_text);
   out.format = "llama2.c";
   out.tokenizer = find_llama2c_tokenizer(path, source.config().vocab_size, options.tokenizer,
