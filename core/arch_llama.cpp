@@ -5,7 +5,6 @@
 #include "core/error.h"
 
 namespace poslens::arch {
-namespace {
 
 int64_t optional_token_id(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
@@ -48,8 +47,6 @@ RopeScaling rope_scaling_from_hf(const nlohmann::json& j, const ModelConfig& c,
   }
   return s;
 }
-
-}  // namespace
 
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where) {
