@@ -14,7 +14,8 @@ int64_t require_int(const nlohmann::json& j, const char* key, const std::string&
 double number_or(const nlohmann::json& j, const char* key, double fallback, const std::string& where);
 int64_t int_or(const nlohmann::json& j, const char* key, int64_t fallback, const std::string& where);
 bool bool_or(const nlohmann::json& j, const char* key, bool fallback, const std::string& where);
-
+/// An integer token id, or -1 when the key is absent, null or not an integer.
+int64_t optional_token_id(const nlohmann::json& j, const char* key);
 /// HF `rope_scaling` ({"rope_type" | "type", "factor", ...}, modeling_rope_utils) of config
 /// object `j` into RopeScaling, for c.rope_theta, c.rotary_dim and c.n_ctx; checked by computing
 /// the frequencies once, so bad parameters fail at load (Error "<where>: rope_scaling: ...").
@@ -24,6 +25,10 @@ RopeScaling rope_scaling_from_hf(const nlohmann::json& j, const ModelConfig& c,
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where);
 ModelConfig gpt2_config_from_hf(const nlohmann::json& j, const std::string& where);
+ModelConfig gpt_neox_config_from_hf(const nlohmann::json& j, const std::string& where);
+ModelConfig phi_config_from_hf(const nlohmann::json& j, const std::string& where);
+ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& where);
+ModelConfig olmo_config_from_hf(const nlohmann::json& j, const std::string& where);
 
 /// The PosLens format (docs/poslens-format.md): config and weight table; the components'
 /// parameters are checked when the config is read.
@@ -31,7 +36,10 @@ ModelConfig poslens_config(const nlohmann::json& j, const std::string& where);
 WeightTable poslens_table(const ModelConfig& c);
 
 WeightTable llama2c_table(const ModelConfig& c);
-WeightTable llama_hf_table(const ModelConfig& c);
+WeightTable llama_hf_table(const ModelConfig& c);  ///< also GemmaForCausalLM
 WeightTable gpt2_hf_table(const ModelConfig& c, const std::string& prefix);
+WeightTable gpt_neox_hf_table(const ModelConfig& c);
+WeightTable phi_hf_table(const ModelConfig& c);
+WeightTable olmo_hf_table(const ModelConfig& c);
 
 }  // namespace poslens::arch

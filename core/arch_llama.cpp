@@ -5,14 +5,11 @@
 #include "core/error.h"
 
 namespace poslens::arch {
-namespace {
 
 int64_t optional_token_id(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
   return (it != j.end() && it->is_number_integer()) ? it->get<int64_t>() : -1;
 }
-
-}  // namespace
 
 RopeScaling rope_scaling_from_hf(const nlohmann::json& j, const ModelConfig& c,
                                  const std::string& where) {

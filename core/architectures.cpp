@@ -45,6 +45,12 @@ bool bool_or(const nlohmann::json& j, const char* key, bool fallback, const std:
 
 }  // namespace arch
 
+namespace {
+constexpr const char* kSupported =
+    "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, "
+    "GPTNeoXForCausalLM, PhiForCausalLM, GemmaForCausalLM, OlmoForCausalLM";
+}  // namespace
+
 ModelConfig read_hf_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open (an HF checkpoint folder needs config.json)");
@@ -78,10 +84,22 @@ ModelConfig read_hf_config(const std::string& path) {
     config = arch::llama_config_from_hf(j, arch, path);
   } else if (arch == "GPT2LMHeadModel" || (arch.empty() && model_type == "gpt2")) {
     config = arch::gpt2_config_from_hf(j, path);
+  } else if (arch == "GPTNeoXForCausalLM" || (arch.empty() && model_type == "gpt_neox")) {
+    config = arch::gpt_neox_config_from_hf(j, path);
+  } else if (arch == "PhiForCausalLM" || (arch.empty() && model_type == "phi")) {
+    config = arch::phi_config_from_hf(j, path);
+  } else if (arch == "GemmaForCausalLM" || (arch.empty() && model_type == "gemma")) {
+    config = arch::gemma_config_from_hf(j, path);
+  } else if (arch == "OlmoForCausalLM" || (arch.empty() && model_type == "olmo")) {
+    config = arch::olmo_config_from_hf(j, path);
   } else {
-    throw Error(path + ": unsupported architecture \"" + (arch.empty() ? model_type : arch) +
-                "\" (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-                "GPT2LMHeadModel)");
+    const std::string name = arch.empty() ? model_type : arch;
+    const bool later_gemma = name.rfind("Gemma", 0) == 0 || name.rfind("gemma", 0) == 0;
+    throw Error(path + ": unsupported architecture \"" + name + "\"" +
+                (later_gemma ? " (Gemma 2 and 3 need attention soft-capping and sandwich norms, "
+                               "not supported yet)"
+                             : "") +
+                " (supported: " + kSupported + ")");
   }
   config.format = "huggingface";
   config.validate();
@@ -100,7 +118,10 @@ WeightTable weight_table_for(const ModelConfig& config, const TensorSource& sour
       }
     return arch::gpt2_hf_table(config, prefix);
   }
-  return arch::llama_hf_table(config);
+  if (config.architecture == "GPTNeoXForCausalLM") return arch::gpt_neox_hf_table(config);
+  if (config.architecture == "PhiForCausalLM") return arch::phi_hf_table(config);
+  if (config.architecture == "OlmoForCausalLM") return arch::olmo_hf_table(config);
+  return arch::llama_hf_table(config);  // Llama, Mistral, Qwen2, Gemma
 }
 
 }  // namespace poslens

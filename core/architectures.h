@@ -1,6 +1,7 @@
 #pragma once
 // Supported checkpoint dialects: config parsing and weight tables, one file per architecture
-// (arch_llama.cpp, arch_gpt2.cpp). Adding an architecture = one more file + one dispatch line.
+// (arch_llama.cpp, arch_gpt2.cpp, arch_gpt_neox.cpp, arch_phi.cpp, arch_gemma.cpp,
+// arch_olmo.cpp). Adding an architecture = one more file + one dispatch line.
 #include <string>
 
 #include "core/model_config.h"
@@ -11,9 +12,10 @@ namespace poslens {
 
 /// Reads an HF `config.json` and returns the ModelConfig (format "huggingface").
 /// Supported `architectures[0]`: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
-/// GPT2LMHeadModel; and "model_type": "poslens" (docs/poslens-format.md, format "poslens").
-/// Throws poslens::Error naming the file and the missing/invalid key, or the
-/// unknown architecture together with the supported list.
+/// GPT2LMHeadModel, GPTNeoXForCausalLM, PhiForCausalLM, GemmaForCausalLM, OlmoForCausalLM
+/// (or, without `architectures`, the matching `model_type`); and "model_type": "poslens"
+/// (docs/poslens-format.md, format "poslens"). Throws poslens::Error naming the file and the
+/// missing/invalid key, or the unknown architecture together with the supported list.
 ModelConfig read_hf_config(const std::string& config_json_path);
 
 /// The weight table for `config` (its architecture decides the dialect). `source` is consulted

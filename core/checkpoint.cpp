@@ -122,6 +122,7 @@ std::string describe(const LoadedModel& loaded) {
       << "block:             " << to_string(c.norm) << ", " << to_string(c.mlp) << " "
       << to_string(c.activation) << " MLP";
   if (c.sliding_window) out << ", sliding window " << c.sliding_window;
+  if (c.parallel_residual) out << ", parallel attention + MLP";
   out << "\n"
       << "parameters:        " << loaded.n_params << "\n"
       << "stored dtype:      " << loaded.stored_dtype << "\n"

@@ -11,7 +11,7 @@
 namespace poslens {
 
 struct LayerWeights {
-  at::Tensor attn_norm, attn_norm_bias;  ///< [d_model]
+  at::Tensor attn_norm, attn_norm_bias;  ///< [d_model]; undefined: non-parametric LayerNorm (OLMo)
   at::Tensor w_q, b_q;                   ///< [n_heads*d_head, d_model], [n_heads*d_head]
   at::Tensor w_k, b_k;                   ///< [n_kv_heads*d_head, d_model], [n_kv_heads*d_head]
   at::Tensor w_v, b_v;                   ///< [n_kv_heads*d_head, d_model], [n_kv_heads*d_head]

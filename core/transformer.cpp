@@ -39,9 +39,10 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, d
 at::Tensor norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight,
                 const at::Tensor& bias) {
   if (c.norm == NormType::RMSNorm) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset);
+  // Undefined weight and bias: non-parametric LayerNorm (OLMo).
+  const auto g = weight.defined() ? weight.to(torch::kFloat32) : at::Tensor();
   const auto b = bias.defined() ? bias.to(torch::kFloat32) : at::Tensor();
-  return at::layer_norm(x.to(torch::kFloat32), {x.size(-1)}, weight.to(torch::kFloat32), b,
-                        c.norm_eps)
+  return at::layer_norm(x.to(torch::kFloat32), {x.size(-1)}, g, b, c.norm_eps)
       .to(x.scalar_type());
 }
 
@@ -141,7 +142,8 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spe
   const float neg_inf = -std::numeric_limits<float>::infinity();
 
   auto x = weights_.tok_embed.index_select(0, ids.flatten()).view({B, T, c.d_model});
-  if (c.embed_scale != 1.0) x = x * c.embed_scale;
+  // The scale is rounded to the compute dtype first, as HF Gemma's `normalizer` tensor is.
+  if (c.embed_scale != 1.0) x = x * torch::scalar_tensor(c.embed_scale, x.options());
   record(HookKind::Embed, -1, x);
   if (position_->has_input_term()) {
     const auto input = position_->input_term(x, positions);

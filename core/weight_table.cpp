@@ -20,6 +20,34 @@ std::string with_layer(const std::string& pattern, int64_t layer) {
 
 bool has_layer(const std::string& pattern) { return pattern.find("{L}") != std::string::npos; }
 
+/// The parts of fused tensor `t` for a rule with several targets (WeightRule::Split).
+std::vector<at::Tensor> split_fused(const at::Tensor& t, const WeightRule& rule,
+                                    const std::string& name) {
+  const auto n = static_cast<int64_t>(rule.layer_targets.size());
+  if (rule.split == WeightRule::Split::Chunk) {
+    if (t.size(0) % n != 0)
+      throw Error("weight table: " + name + " has " + std::to_string(t.size(0)) +
+                  " rows, not divisible into " + std::to_string(n) + " parts");
+    return t.chunk(n, 0);
+  }
+  // PerHead: rows are [heads, n, d]; part i gathers row block i of every head.
+  const int64_t heads = rule.split_heads;
+  if (heads <= 0 || t.size(0) % (heads * n) != 0)
+    throw Error("weight table: " + name + " has " + std::to_string(t.size(0)) +
+                " rows, not divisible into " + std::to_string(heads) + " heads x " +
+                std::to_string(n) + " parts");
+  std::vector<int64_t> grouped{heads, n, t.size(0) / (heads * n)};
+  std::vector<int64_t> part_shape{t.size(0) / n};
+  for (int64_t dim = 1; dim < t.dim(); ++dim) {
+    grouped.push_back(t.size(dim));
+    part_shape.push_back(t.size(dim));
+  }
+  const auto view = t.view(grouped);
+  std::vector<at::Tensor> parts;
+  for (int64_t i = 0; i < n; ++i) parts.push_back(view.select(1, i).reshape(part_shape));
+  return parts;
+}
+
 }  // namespace
 
 int64_t parameter_count(const ModelWeights& w) {
@@ -93,10 +121,10 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
       auto& layer = weights.layers[static_cast<size_t>(l)];
       if (!rule.pe_name.empty()) {
         layer.pe[rule.pe_name] = t;
-      } else if (rule.layer_targets.size() == 1) {
-        layer.*rule.layer_targets[0] = t;
+      } else if (rule.layer_targets.size() == 1 || rule.split == WeightRule::Split::Shared) {
+        for (const auto target : rule.layer_targets) layer.*target = t;
       } else {
-        const auto parts = t.chunk(static_cast<int64_t>(rule.layer_targets.size()), 0);
+        const auto parts = split_fused(t, rule, with_layer(rule.pattern, l));
         for (size_t i = 0; i < parts.size(); ++i)
           layer.*rule.layer_targets[i] = parts[i].contiguous();
       }

@@ -26,10 +26,19 @@ struct WeightRule {
   ModelField model_target = nullptr;      ///< model-level role (pattern has no {L})
   bool transpose = false;  ///< stored [in, out] (GPT-2 Conv1D): transposed to [out, in]
   bool optional = false;   ///< may be absent (e.g. lm_head.weight when tied)
+  /// How a rule with several layer_targets hands its (transposed) tensor to them, along dim 0.
+  enum class Split {
+    Chunk,    ///< n equal consecutive parts: rows [q; k; v] (GPT-2 c_attn)
+    PerHead,  ///< rows laid out [split_heads, n, rows/(split_heads*n)], part i = [:, i, :]:
+              ///< GPT-NeoX query_key_value, viewed per head as (q, k, v) by HF modeling_gpt_neox
+    Shared,   ///< not split: every target gets the same tensor (Phi's one LayerNorm feeds both
+              ///< attention and MLP); parameter_count counts it once
+  };
+  Split split = Split::Chunk;
+  int64_t split_heads = 0;  ///< Split::PerHead: the number of heads in dim 0
   /// Non-empty: the tensor goes to the `pe` map (ModelWeights::pe, or LayerWeights::pe when the
   /// pattern has {L}) under this name, instead of the targets above.
   std::string pe_name;
-  /// If several layer_targets: the (transposed) tensor is split into equal parts along dim 0.
 };
 
 struct WeightTable {

@@ -1,0 +1,59 @@
+// Gemma 1 (HF GemmaForCausalLM, modeling_gemma): the Llama layout and block with
+//  - token embeddings multiplied by sqrt(hidden_size) (embed_scale),
+//  - RMSNorm scaling by (1 + w) in float32 (the file stores w - 1: norm_weight_offset 1),
+//  - a GeGLU MLP down(gelu_tanh(gate(h)) * up(h)),
+//  - head_dim from the config (it need not be hidden_size / num_attention_heads),
+//  - tied embeddings by default (no lm_head.weight).
+// The tensors are named exactly as Llama's, so the weight table is llama_hf_table.
+// Gemma 2 / 3 (logit soft-capping, sandwich norms, alternating sliding window) are refused by
+// read_hf_config.
+#include <cmath>
+
+#include "core/arch_common.h"
+#include "core/error.h"
+
+namespace poslens::arch {
+
+ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& where) {
+  ModelConfig c;
+  c.architecture = "GemmaForCausalLM";
+  c.d_model = require_int(j, "hidden_size", where);
+  c.n_layers = require_int(j, "num_hidden_layers", where);
+  c.n_heads = require_int(j, "num_attention_heads", where);
+  c.n_kv_heads = int_or(j, "num_key_value_heads", c.n_heads, where);
+  c.d_head = require_int(j, "head_dim", where);
+  c.d_mlp = require_int(j, "intermediate_size", where);
+  c.vocab_size = require_int(j, "vocab_size", where);
+  c.n_ctx = int_or(j, "max_position_embeddings", 8192, where);
+  c.norm = NormType::RMSNorm;
+  c.norm_eps = number_or(j, "rms_norm_eps", 1e-6, where);
+  c.norm_weight_offset = 1.0;
+  c.embed_scale = std::sqrt(static_cast<double>(c.d_model));
+  c.mlp = MlpType::Gated;
+  // HF GemmaMLP uses `hidden_activation` and, when it is null, gelu_pytorch_tanh whatever
+  // `hidden_act` says (the first Gemma configs said "gelu" there; transformers PR 29402).
+  const auto it = j.find("hidden_activation");
+  const std::string act = (it != j.end() && it->is_string()) ? it->get<std::string>()
+                                                               : std::string("gelu_pytorch_tanh");
+  if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast")
+    c.activation = Activation::GeluNew;
+  else if (act == "gelu")
+    c.activation = Activation::GeluExact;
+  else
+    throw Error(where + ": hidden_activation \"" + act + "\" is not supported for "
+                "GemmaForCausalLM (supported: gelu_pytorch_tanh, gelu_new, gelu_fast, gelu)");
+
+  c.position = PositionKind::Rotary;
+  c.rope_pairing = RopePairing::HalfSplit;  // HF rotate_half
+  c.rotary_dim = c.d_head;
+  c.rope_theta = number_or(j, "rope_theta", 10000.0, where);
+  c.rope_scaling = rope_scaling_from_hf(j, c, where);
+
+  c.qkv_bias = c.attn_out_bias = bool_or(j, "attention_bias", false, where);
+  c.mlp_bias = false;
+  c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", true, where);
+  c.bos_token_id = optional_token_id(j, "bos_token_id");  // Gemma expects <bos> first
+  return c;
+}
+
+}  // namespace poslens::arch
