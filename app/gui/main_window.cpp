@@ -176,11 +176,12 @@ void MainWindow::buildMenus() {
   file->addAction(tr("&Open checkpoint file…"), QKeySequence::Open, this, [this] {
     const auto path = QFileDialog::getOpenFileName(
         this, tr("Open checkpoint"), {},
-        tr("Checkpoints (*.bin *.safetensors *.json);;All files (*)"));
+        tr("Checkpoints (*.bin *.safetensors *.pt *.json);;All files (*)"));
     if (!path.isEmpty()) openCheckpoint(path);
   });
-  file->addAction(tr("Open HF &folder…"), QKeySequence("Ctrl+Shift+O"), this, [this] {
-    const auto path = QFileDialog::getExistingDirectory(this, tr("Open HF checkpoint folder"));
+  file->addAction(tr("Open checkpoint &folder…"), QKeySequence("Ctrl+Shift+O"), this, [this] {
+    const auto path =
+        QFileDialog::getExistingDirectory(this, tr("Open checkpoint folder (HF or PosLens)"));
     if (!path.isEmpty()) openCheckpoint(path);
   });
   recent_menu_ = file->addMenu(tr("Open &recent"));
