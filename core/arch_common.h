@@ -22,6 +22,16 @@ int64_t optional_token_id(const nlohmann::json& j, const char* key);
 RopeScaling rope_scaling_from_hf(const nlohmann::json& j, const ModelConfig& c,
                                  const std::string& where);
 
+/// The GELU variants of HF `hidden_act`-style keys: "gelu" is exact, "gelu_new", "gelu_fast"
+/// and "gelu_pytorch_tanh" the tanh approximation. Error "<where>: <key> \"relu\" is not
+/// supported for <arch> (supported: ...)" otherwise.
+Activation gelu_from_hf(const std::string& name, const char* key, const std::string& arch,
+                        const std::string& where);
+/// A choice among `choices` for key (the first when absent or null); Error naming the key and
+/// the allowed values otherwise.
+std::string choice_or_first(const nlohmann::json& j, const char* key,
+                            const std::vector<std::string>& choices, const std::string& where);
+
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where);
 ModelConfig gpt2_config_from_hf(const nlohmann::json& j, const std::string& where);

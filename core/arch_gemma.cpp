@@ -35,13 +35,7 @@ ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& whe
   const auto it = j.find("hidden_activation");
   const std::string act = (it != j.end() && it->is_string()) ? it->get<std::string>()
                                                                : std::string("gelu_pytorch_tanh");
-  if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast")
-    c.activation = Activation::GeluNew;
-  else if (act == "gelu")
-    c.activation = Activation::GeluExact;
-  else
-    throw Error(where + ": hidden_activation \"" + act + "\" is not supported for "
-                "GemmaForCausalLM (supported: gelu_pytorch_tanh, gelu_new, gelu_fast, gelu)");
+  c.activation = gelu_from_hf(act, "hidden_activation", c.architecture, where);
 
   c.position = PositionKind::Rotary;
   c.rope_pairing = RopePairing::HalfSplit;  // HF rotate_half

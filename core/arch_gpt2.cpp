@@ -24,14 +24,8 @@ ModelConfig gpt2_config_from_hf(const nlohmann::json& j, const std::string& wher
   c.norm = NormType::LayerNorm;
   c.norm_eps = number_or(j, "layer_norm_epsilon", 1e-5, where);
   c.mlp = MlpType::Plain;
-  const std::string act = j.value("activation_function", std::string("gelu_new"));
-  if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
-    c.activation = Activation::GeluNew;
-  else if (act == "gelu")
-    c.activation = Activation::GeluExact;
-  else
-    throw Error(where + ": activation_function \"" + act +
-                "\" is not supported (supported: gelu_new, gelu_pytorch_tanh, gelu)");
+  c.activation = gelu_from_hf(j.value("activation_function", std::string("gelu_new")),
+                              "activation_function", c.architecture, where);
   for (const char* unsupported : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"})
     if (bool_or(j, unsupported, false, where))
       throw Error(where + ": \"" + unsupported + "\": true is not supported");

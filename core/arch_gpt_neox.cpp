@@ -26,14 +26,8 @@ ModelConfig gpt_neox_config_from_hf(const nlohmann::json& j, const std::string& 
   c.norm = NormType::LayerNorm;
   c.norm_eps = number_or(j, "layer_norm_eps", 1e-5, where);
   c.mlp = MlpType::Plain;
-  const std::string act = j.value("hidden_act", std::string("gelu"));
-  if (act == "gelu")
-    c.activation = Activation::GeluExact;
-  else if (act == "gelu_new" || act == "gelu_fast" || act == "gelu_pytorch_tanh")
-    c.activation = Activation::GeluNew;
-  else
-    throw Error(where + ": hidden_act \"" + act + "\" is not supported for GPTNeoXForCausalLM "
-                "(supported: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh)");
+  c.activation = gelu_from_hf(j.value("hidden_act", std::string("gelu")), "hidden_act",
+                              c.architecture, where);
 
   c.position = PositionKind::Rotary;
   c.rope_pairing = RopePairing::HalfSplit;  // HF rotate_half over the rotary dims

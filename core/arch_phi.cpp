@@ -33,14 +33,8 @@ ModelConfig phi_config_from_hf(const nlohmann::json& j, const std::string& where
   c.norm = NormType::LayerNorm;
   c.norm_eps = number_or(j, "layer_norm_eps", 1e-5, where);
   c.mlp = MlpType::Plain;
-  const std::string act = j.value("hidden_act", std::string("gelu_new"));
-  if (act == "gelu_new" || act == "gelu_fast" || act == "gelu_pytorch_tanh")
-    c.activation = Activation::GeluNew;
-  else if (act == "gelu")
-    c.activation = Activation::GeluExact;
-  else
-    throw Error(where + ": hidden_act \"" + act + "\" is not supported for PhiForCausalLM "
-                "(supported: gelu_new, gelu_fast, gelu_pytorch_tanh, gelu)");
+  c.activation = gelu_from_hf(j.value("hidden_act", std::string("gelu_new")), "hidden_act",
+                              c.architecture, where);
 
   c.position = PositionKind::Rotary;
   c.rope_pairing = RopePairing::HalfSplit;  // HF rotate_half over the rotary dims

@@ -10,17 +10,6 @@
 namespace poslens::arch {
 namespace {
 
-std::string choice(const nlohmann::json& j, const char* key, const std::vector<std::string>& choices,
-                   const std::string& where) {
-  if (!j.contains(key) || j[key].is_null()) return choices.front();
-  if (j[key].is_string())
-    for (const auto& c : choices)
-      if (j[key].get<std::string>() == c) return c;
-  std::string list;
-  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-  throw Error(where + ": \"" + key + "\" must be one of " + list + ", got " + j[key].dump());
-}
-
 std::vector<PositionComponentSpec> components(const nlohmann::json& j, const std::string& where) {
   std::vector<PositionComponentSpec> out;
   if (!j.contains("position_encoding") || j["position_encoding"].is_null()) return out;
@@ -65,11 +54,11 @@ ModelConfig poslens_config(const nlohmann::json& j, const std::string& where) {
   c.d_mlp = require_int(j, "d_mlp", where);
   c.vocab_size = require_int(j, "vocab_size", where);
   c.n_ctx = require_int(j, "n_ctx", where);
-  c.norm = choice(j, "norm", {"rmsnorm", "layernorm"}, where) == "rmsnorm" ? NormType::RMSNorm
+  c.norm = choice_or_first(j, "norm", {"rmsnorm", "layernorm"}, where) == "rmsnorm" ? NormType::RMSNorm
                                                                           : NormType::LayerNorm;
   c.norm_eps = number_or(j, "norm_eps", 1e-5, where);
-  c.mlp = choice(j, "mlp", {"gated", "plain"}, where) == "gated" ? MlpType::Gated : MlpType::Plain;
-  const auto act = choice(j, "activation", {"silu", "gelu", "gelu_tanh"}, where);
+  c.mlp = choice_or_first(j, "mlp", {"gated", "plain"}, where) == "gated" ? MlpType::Gated : MlpType::Plain;
+  const auto act = choice_or_first(j, "activation", {"silu", "gelu", "gelu_tanh"}, where);
   c.activation = act == "silu" ? Activation::SiLU
                  : act == "gelu" ? Activation::GeluExact : Activation::GeluNew;
   c.qkv_bias = bool_or(j, "qkv_bias", false, where);

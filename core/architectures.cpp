@@ -43,6 +43,27 @@ bool bool_or(const nlohmann::json& j, const char* key, bool fallback, const std:
   return v->get<bool>();
 }
 
+Activation gelu_from_hf(const std::string& name, const char* key, const std::string& arch,
+                        const std::string& where) {
+  if (name == "gelu") return Activation::GeluExact;
+  if (name == "gelu_new" || name == "gelu_fast" || name == "gelu_pytorch_tanh")
+    return Activation::GeluNew;
+  throw Error(where + ": " + key + " \"" + name + "\" is not supported for " + arch +
+              " (supported: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh)");
+}
+
+std::string choice_or_first(const nlohmann::json& j, const char* key,
+                            const std::vector<std::string>& choices, const std::string& where) {
+  const auto* v = find_key(j, key);
+  if (!v) return choices.front();
+  if (v->is_string())
+    for (const auto& c : choices)
+      if (v->get<std::string>() == c) return c;
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  throw Error(where + ": \"" + key + "\" must be one of " + list + ", got " + v->dump());
+}
+
 }  // namespace arch
 
 namespace {

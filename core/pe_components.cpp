@@ -49,13 +49,7 @@ class Params {
   bool flag(const char* key, bool fallback) const { return arch::bool_or(j_, key, fallback, where_); }
   /// One of `choices` (the first is the default).
   std::string choice(const char* key, const std::vector<std::string>& choices) const {
-    if (!j_.contains(key) || j_[key].is_null()) return choices.front();
-    if (j_[key].is_string())
-      for (const auto& c : choices)
-        if (j_[key].get<std::string>() == c) return c;
-    std::string list;
-    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-    throw Error(where_ + ": \"" + key + "\" must be one of " + list + ", got " + j_[key].dump());
+    return arch::choice_or_first(j_, key, choices, where_);
   }
   const json& raw() const { return j_; }
   /// Throws unless lo <= value.

@@ -55,22 +55,6 @@ bool parse_dtype(const std::string& s, StoredDType* out) {
   return false;
 }
 
-at::ScalarType to_scalar_type(StoredDType dtype) {
-  switch (dtype) {
-    case StoredDType::F32: return at::kFloat;
-    case StoredDType::F16: return at::kHalf;
-    case StoredDType::BF16: return at::kBFloat16;
-    case StoredDType::F64: return at::kDouble;
-    case StoredDType::I64: return at::kLong;
-    case StoredDType::I32: return at::kInt;
-    case StoredDType::I16: return at::kShort;
-    case StoredDType::I8: return at::kChar;
-    case StoredDType::U8: return at::kByte;
-    case StoredDType::Bool: return at::kBool;
-  }
-  return at::kFloat;
-}
-
 bool from_scalar_type(at::ScalarType type, StoredDType* out) {
   switch (type) {
     case at::kFloat: *out = StoredDType::F32; return true;
@@ -384,7 +368,7 @@ at::Tensor SafetensorsFile::load(const std::string& name) const {
   const Range& range = impl_->ranges[it->second];
   const unsigned char* data =
       impl_->mapping->bytes() + 8 + impl_->header_bytes + range.begin;
-  const auto options = torch::TensorOptions().dtype(to_scalar_type(info.dtype)).device(torch::kCPU);
+  const auto options = torch::TensorOptions().dtype(scalar_type(info.dtype)).device(torch::kCPU);
   const std::size_t esize = element_size(info.dtype);
   if (reinterpret_cast<std::uintptr_t>(data) % esize != 0) {
     // The format does not require aligned offsets; kernels may assume alignment, so copy.

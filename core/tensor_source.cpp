@@ -35,4 +35,20 @@ std::size_t element_size(StoredDType dtype) {
   return 1;
 }
 
+at::ScalarType scalar_type(StoredDType dtype) {
+  switch (dtype) {
+    case StoredDType::F32: return at::kFloat;
+    case StoredDType::F16: return at::kHalf;
+    case StoredDType::BF16: return at::kBFloat16;
+    case StoredDType::F64: return at::kDouble;
+    case StoredDType::I64: return at::kLong;
+    case StoredDType::I32: return at::kInt;
+    case StoredDType::I16: return at::kShort;
+    case StoredDType::I8: return at::kChar;
+    case StoredDType::U8: return at::kByte;
+    case StoredDType::Bool: return at::kBool;
+  }
+  return at::kFloat;
+}
+
 }  // namespace poslens

@@ -17,6 +17,8 @@ enum class StoredDType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool };
 const char* to_string(StoredDType dtype);
 /// Size in bytes of one element.
 std::size_t element_size(StoredDType dtype);
+/// The LibTorch dtype of a stored dtype (F32 -> kFloat, BF16 -> kBFloat16, U8 -> kByte, ...).
+at::ScalarType scalar_type(StoredDType dtype);
 
 struct TensorInfo {
   std::string name;

@@ -34,22 +34,6 @@ constexpr std::size_t kMaxVisits = 10'000'000;
 
 std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
-at::ScalarType to_scalar_type(StoredDType dtype) {
-  switch (dtype) {
-    case StoredDType::F32: return at::kFloat;
-    case StoredDType::F16: return at::kHalf;
-    case StoredDType::BF16: return at::kBFloat16;
-    case StoredDType::F64: return at::kDouble;
-    case StoredDType::I64: return at::kLong;
-    case StoredDType::I32: return at::kInt;
-    case StoredDType::I16: return at::kShort;
-    case StoredDType::I8: return at::kChar;
-    case StoredDType::U8: return at::kByte;
-    case StoredDType::Bool: return at::kBool;
-  }
-  return at::kFloat;
-}
-
 /// Runs `f` (a PyTorchStreamReader call) turning LibTorch's exceptions into poslens::Error.
 template <class F>
 auto reader_call(const std::string& path, const std::string& what, F&& f) -> decltype(f()) {
@@ -299,7 +283,7 @@ at::Tensor TorchZipFile::load(const std::string& name) const {
   }
   const TensorInfo& info = impl_->infos[it->second];
   const View& view = impl_->views[it->second];
-  const auto options = at::TensorOptions().dtype(to_scalar_type(info.dtype)).device(at::kCPU);
+  const auto options = at::TensorOptions().dtype(scalar_type(info.dtype)).device(at::kCPU);
   int64_t numel = 1;
   for (int64_t d : info.shape) numel *= d;  // fits: checked in add_tensor
   if (numel == 0) return at::empty(info.shape, options);
