@@ -94,7 +94,7 @@ class PositionEncoding {
 /// Several components acting together; each stage sums (or chains, for rotations) theirs.
 class ComposedEncoding : public PositionEncoding {
  public:
-  /// Throws poslens::Error if two components rotate or two add an input term.
+  /// Throws poslens::Error if two components rotate, two add an input term or two are CoPE.
   explicit ComposedEncoding(std::vector<std::unique_ptr<PositionEncoding>> parts);
   std::string describe() const override;
   InputTerm input_term(const at::Tensor& tok, const at::Tensor& positions) const override;

@@ -16,17 +16,18 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import poslens_reference as R  # noqa: E402
+import poslens_test_models as M  # noqa: E402
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "poslens_reference.py")
 
 
 def tiny(**overrides):
-    return R.PosLensConfig(**{**R.BASE, **overrides})
+    return R.PosLensConfig(**{**M.BASE, **overrides})
 
 
 def random_model(config, seed=0, **kw):
     model = R.PosLensModel(config, **kw).eval()
-    R.randomize_(model, torch.Generator().manual_seed(seed))
+    M.randomize_(model, torch.Generator().manual_seed(seed))
     return model
 
 
@@ -250,10 +251,10 @@ class Model(unittest.TestCase):
             with self.assertRaises(ValueError, msg=str(bad)):
                 tiny(position_encoding=bad).validate()
         with self.assertRaises(ValueError):
-            R.PosLensConfig.from_dict({"model_type": "llama", **R.BASE})
+            R.PosLensConfig.from_dict({"model_type": "llama", **M.BASE})
         with self.assertRaisesRegex(ValueError, "unknown keys"):
-            R.PosLensConfig.from_dict({"model_type": "poslens", "rope_theta": 1e4, **R.BASE})
-        ok = R.PosLensConfig.from_dict({"model_type": "poslens", "architectures": ["PosLens"], **R.BASE})
+            R.PosLensConfig.from_dict({"model_type": "poslens", "rope_theta": 1e4, **M.BASE})
+        ok = R.PosLensConfig.from_dict({"model_type": "poslens", "architectures": ["PosLens"], **M.BASE})
         self.assertEqual(ok.to_dict()["architectures"], ["PosLens"])
 
     def test_captures_masks_and_rows(self):
@@ -301,7 +302,7 @@ class TestModels(unittest.TestCase):
             self.assertEqual(out.returncode, 0, out.stderr)
             with open(os.path.join(tmp, "cases.json")) as f:
                 cases = json.load(f)
-            self.assertEqual(cases, list(R.TEST_CASES))
+            self.assertEqual(cases, list(M.TEST_CASES))
             for name in cases:
                 folder = os.path.join(tmp, name)
                 self.assertTrue(os.path.exists(os.path.join(folder, "model.pt" if name == "rope_pt"
@@ -309,7 +310,7 @@ class TestModels(unittest.TestCase):
                 ref, meta = R.load_safetensors(os.path.join(folder, "reference.safetensors"))
                 self.assertEqual(meta["case"], name)
                 ids = ref["input_ids"]
-                self.assertEqual((ids.dtype, tuple(ids.shape)), (torch.int64, (1, R.SEQ_LEN)))
+                self.assertEqual((ids.dtype, tuple(ids.shape)), (torch.int64, (1, M.SEQ_LEN)))
                 model = R.load_pretrained(folder).eval()
                 with torch.no_grad():
                     _, caps = model(ids, capture=True)
