@@ -123,6 +123,7 @@ std::string describe(const LoadedModel& loaded) {
       << to_string(c.activation) << " MLP";
   if (c.sliding_window) out << ", sliding window " << c.sliding_window;
   if (c.parallel_residual) out << ", parallel attention + MLP";
+  if (!c.causal) out << ", bidirectional (not causal)";
   out << "\n"
       << "parameters:        " << loaded.n_params << "\n"
       << "stored dtype:      " << loaded.stored_dtype << "\n"

@@ -15,7 +15,9 @@ int main(int argc, char** argv) {
   parser.setApplicationDescription("PosLens: see how transformers use position.");
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument("checkpoint", "llama2.c .bin, .safetensors or HF folder to open");
+  parser.addPositionalArgument("checkpoint",
+                               "llama2.c .bin, .safetensors, torch.save .pt/.bin, or an HF or "
+                               "PosLens folder to open");
   QCommandLineOption text({"t", "text"}, "Input text", "text");
   QCommandLineOption run({"r", "run"}, "Run the model as soon as it is loaded");
   QCommandLineOption view(QStringList{"view"},
