@@ -83,6 +83,18 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
   for (const auto& info : source.tensors()) stored[info.name] = &info;
   std::set<std::string> used;
 
+  // A hostile or mistaken config (num_hidden_layers: 1000000000) must fail on the file's
+  // contents, not by allocating a billion layers: the last layer's first required tensor has to
+  // exist before any layer is made.
+  for (const auto& rule : table.rules)
+    if (has_layer(rule.pattern) && !rule.optional) {
+      const auto last = with_layer(rule.pattern, config.n_layers - 1);
+      if (!stored.count(last))
+        throw Error("missing tensor " + last + " in " + source.describe() + " (the config says " +
+                    std::to_string(config.n_layers) + " layers)");
+      break;
+    }
+
   ModelWeights weights;
   weights.layers.resize(static_cast<size_t>(config.n_layers));
 

@@ -117,6 +117,14 @@ TEST(CheckpointErrors, MissingTensorIsNamed) {
   EXPECT_THAT(msg, HasSubstr("model.safetensors"));
 }
 
+TEST(CheckpointErrors, HugeLayerCountFailsOnTheFileNotOnMemory) {
+  std::string config = kTinyLlama;
+  config.replace(config.find("\"num_hidden_layers\": 1"), 22, "\"num_hidden_layers\": 1000000000");
+  const auto msg = error_of(folder(config, tiny_llama_tensors()).string());
+  EXPECT_THAT(msg, HasSubstr("missing tensor model.layers.999999999."));
+  EXPECT_THAT(msg, HasSubstr("the config says 1000000000 layers"));
+}
+
 TEST(CheckpointErrors, WrongShapeIsNamedWithBothShapes) {
   auto tensors = tiny_llama_tensors();
   tensors[2].second = torch::randn({8, 4});
