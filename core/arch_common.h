@@ -32,6 +32,13 @@ Activation gelu_from_hf(const std::string& name, const char* key, const std::str
 std::string choice_or_first(const nlohmann::json& j, const char* key,
                             const std::vector<std::string>& choices, const std::string& where);
 
+/// The sizes every HF decoder config names the same way: hidden_size, num_hidden_layers,
+/// num_attention_heads, num_key_value_heads (default: num_attention_heads), head_dim (default:
+/// hidden_size / num_attention_heads), intermediate_size, vocab_size, max_position_embeddings
+/// (default `default_n_ctx`); with `architecture` set and everything else at its default.
+ModelConfig hf_decoder_sizes(const nlohmann::json& j, const std::string& architecture,
+                             int64_t default_n_ctx, const std::string& where);
+
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where);
 ModelConfig gpt2_config_from_hf(const nlohmann::json& j, const std::string& where);

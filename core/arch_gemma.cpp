@@ -15,16 +15,8 @@
 namespace poslens::arch {
 
 ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& where) {
-  ModelConfig c;
-  c.architecture = "GemmaForCausalLM";
-  c.d_model = require_int(j, "hidden_size", where);
-  c.n_layers = require_int(j, "num_hidden_layers", where);
-  c.n_heads = require_int(j, "num_attention_heads", where);
-  c.n_kv_heads = int_or(j, "num_key_value_heads", c.n_heads, where);
-  c.d_head = require_int(j, "head_dim", where);
-  c.d_mlp = require_int(j, "intermediate_size", where);
-  c.vocab_size = require_int(j, "vocab_size", where);
-  c.n_ctx = int_or(j, "max_position_embeddings", 8192, where);
+  require_int(j, "head_dim", where);  // Gemma's head_dim need not be hidden_size / heads
+  ModelConfig c = hf_decoder_sizes(j, "GemmaForCausalLM", 8192, where);
   c.norm = NormType::RMSNorm;
   c.norm_eps = number_or(j, "rms_norm_eps", 1e-6, where);
   c.norm_weight_offset = 1.0;

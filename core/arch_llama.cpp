@@ -48,16 +48,7 @@ RopeScaling rope_scaling_from_hf(const nlohmann::json& j, const ModelConfig& c,
 
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where) {
-  ModelConfig c;
-  c.architecture = arch;
-  c.d_model = require_int(j, "hidden_size", where);
-  c.n_layers = require_int(j, "num_hidden_layers", where);
-  c.n_heads = require_int(j, "num_attention_heads", where);
-  c.n_kv_heads = int_or(j, "num_key_value_heads", c.n_heads, where);
-  c.d_head = int_or(j, "head_dim", c.n_heads > 0 ? c.d_model / c.n_heads : 0, where);
-  c.d_mlp = require_int(j, "intermediate_size", where);
-  c.vocab_size = require_int(j, "vocab_size", where);
-  c.n_ctx = int_or(j, "max_position_embeddings", 2048, where);
+  ModelConfig c = hf_decoder_sizes(j, arch, 2048, where);
   c.norm = NormType::RMSNorm;
   c.norm_eps = number_or(j, "rms_norm_eps", 1e-6, where);
   c.mlp = MlpType::Gated;

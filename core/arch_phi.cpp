@@ -20,16 +20,7 @@ ModelConfig phi_config_from_hf(const nlohmann::json& j, const std::string& where
   if (bool_or(j, "qk_layernorm", false, where))
     throw Error(where + ": Phi \"qk_layernorm\": true (LayerNorm on queries and keys) is not "
                 "supported");
-  ModelConfig c;
-  c.architecture = "PhiForCausalLM";
-  c.d_model = require_int(j, "hidden_size", where);
-  c.n_layers = require_int(j, "num_hidden_layers", where);
-  c.n_heads = require_int(j, "num_attention_heads", where);
-  c.n_kv_heads = int_or(j, "num_key_value_heads", c.n_heads, where);
-  c.d_head = int_or(j, "head_dim", c.n_heads > 0 ? c.d_model / c.n_heads : 0, where);
-  c.d_mlp = require_int(j, "intermediate_size", where);
-  c.vocab_size = require_int(j, "vocab_size", where);
-  c.n_ctx = int_or(j, "max_position_embeddings", 2048, where);
+  ModelConfig c = hf_decoder_sizes(j, "PhiForCausalLM", 2048, where);
   c.norm = NormType::LayerNorm;
   c.norm_eps = number_or(j, "layer_norm_eps", 1e-5, where);
   c.mlp = MlpType::Plain;

@@ -43,6 +43,21 @@ bool bool_or(const nlohmann::json& j, const char* key, bool fallback, const std:
   return v->get<bool>();
 }
 
+ModelConfig hf_decoder_sizes(const nlohmann::json& j, const std::string& architecture,
+                             int64_t default_n_ctx, const std::string& where) {
+  ModelConfig c;
+  c.architecture = architecture;
+  c.d_model = require_int(j, "hidden_size", where);
+  c.n_layers = require_int(j, "num_hidden_layers", where);
+  c.n_heads = require_int(j, "num_attention_heads", where);
+  c.n_kv_heads = int_or(j, "num_key_value_heads", c.n_heads, where);
+  c.d_head = int_or(j, "head_dim", c.n_heads > 0 ? c.d_model / c.n_heads : 0, where);
+  c.d_mlp = require_int(j, "intermediate_size", where);
+  c.vocab_size = require_int(j, "vocab_size", where);
+  c.n_ctx = int_or(j, "max_position_embeddings", default_n_ctx, where);
+  return c;
+}
+
 Activation gelu_from_hf(const std::string& name, const char* key, const std::string& arch,
                         const std::string& where) {
   if (name == "gelu") return Activation::GeluExact;

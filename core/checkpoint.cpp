@@ -171,29 +171,26 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
     return finish(std::move(out), *source, std::move(config), options);
   }
 
-  if (path.extension() == ".safetensors") {
+  // A weights file with the config beside it: a .safetensors file or a torch.save zip.
+  const bool safetensors = path.extension() == ".safetensors";
+  if (safetensors || starts_with_zip_magic(path)) {
     const fs::path config = path.parent_path() / "config.json";
+    const std::string kind =
+        safetensors ? "a .safetensors file" : "a PyTorch zip (torch.save) state_dict";
     if (!fs::is_regular_file(config))
-      throw Error(path_text + ": a .safetensors file needs config.json beside it (" +
-                  config.string() + " not found)");
+      throw Error(path_text + ": " + kind + " needs config.json beside it (" + config.string() +
+                  " not found)");
     auto model_config = read_hf_config(config.string());
-    SafetensorsFile source(path_text);
-    out.format = model_config.format + " (safetensors)";
+    std::unique_ptr<TensorSource> source;
+    if (safetensors)
+      source = std::make_unique<SafetensorsFile>(path_text);
+    else
+      source = std::make_unique<TorchZipFile>(path_text);
+    out.format = model_config.format + (safetensors ? " (safetensors)" : " (PyTorch zip)");
     out.tokenizer_note = no_hf_tokenizer;
-    return finish(std::move(out), source, std::move(model_config), options);
+    return finish(std::move(out), *source, std::move(model_config), options);
   }
 
-  if (starts_with_zip_magic(path)) {  // torch.save: a state_dict with config.json beside it
-    const fs::path config = path.parent_path() / "config.json";
-    if (!fs::is_regular_file(config))
-      throw Error(path_text + ": a PyTorch zip (torch.save) state_dict needs config.json beside it (" +
-                  config.string() + " not found)");
-    auto model_config = read_hf_config(config.string());
-    TorchZipFile source(path_text);
-    out.format = model_config.format + " (PyTorch zip)";
-    out.tokenizer_note = no_hf_tokenizer;
-    return finish(std::move(out), source, std::move(model_config), options);
-  }
   Llama2cFile source(path_text);
   out.format = "llama2.c";
   out.tokenizer = find_llama2c_tokenizer(path, source.config().vocab_size, options.tokenizer,

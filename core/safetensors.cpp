@@ -38,7 +38,6 @@ constexpr int kMaxJsonDepth = 32;
 /// Largest accepted index.json; real ones are a few hundred kB.
 constexpr std::uint64_t kMaxIndexBytes = 100'000'000;
 
-const char* const kDTypeList = "F32 F16 BF16 F64 I64 I32 I16 I8 U8 BOOL";
 
 bool parse_dtype(const std::string& s, StoredDType* out) {
   static const std::pair<const char*, StoredDType> kTable[] = {
@@ -53,22 +52,6 @@ bool parse_dtype(const std::string& s, StoredDType* out) {
     }
   }
   return false;
-}
-
-bool from_scalar_type(at::ScalarType type, StoredDType* out) {
-  switch (type) {
-    case at::kFloat: *out = StoredDType::F32; return true;
-    case at::kHalf: *out = StoredDType::F16; return true;
-    case at::kBFloat16: *out = StoredDType::BF16; return true;
-    case at::kDouble: *out = StoredDType::F64; return true;
-    case at::kLong: *out = StoredDType::I64; return true;
-    case at::kInt: *out = StoredDType::I32; return true;
-    case at::kShort: *out = StoredDType::I16; return true;
-    case at::kChar: *out = StoredDType::I8; return true;
-    case at::kByte: *out = StoredDType::U8; return true;
-    case at::kBool: *out = StoredDType::Bool; return true;
-    default: return false;
-  }
 }
 
 
@@ -266,7 +249,7 @@ void SafetensorsFile::Impl::parse_entry(const std::string& name, const ojson& en
   info.name = name;
   if (!parse_dtype(dtype_it->get<std::string>(), &info.dtype)) {
     throw Error(where + ": unknown dtype " + quoted(dtype_it->get<std::string>()) +
-                " (supported: " + kDTypeList + ")");
+                " (supported: " + kStoredDTypeNames + ")");
   }
   // shape
   const auto shape_it = entry.find("shape");
@@ -500,103 +483,5 @@ at::Tensor ShardedSafetensors::load(const std::string& name) const {
 }
 
 std::string ShardedSafetensors::describe() const { return impl_->index_path; }
-
-// ---------------------------------------------------------------------------------------------
-// write_safetensors
-
-namespace {
-
-/// Writes all of [data, data+size) to fd; throws poslens::Error on failure.
-void write_all(int fd, const void* data, std::size_t size, const std::string& where) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const std::size_t chunk = std::min<std::size_t>(size, std::size_t{1} << 30);
-    const ssize_t n = ::write(fd, p, chunk);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(where + ": write failed: " + errno_text());
-    }
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
-
-}  // namespace
-
-void write_safetensors(const std::string& path,
-                       const std::vector<std::pair<std::string, at::Tensor>>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
-  // Check and prepare everything before creating any file.
-  std::vector<at::Tensor> contiguous;
-  contiguous.reserve(tensors.size());
-  ojson header = ojson::object();
-  if (!metadata.empty()) {
-    ojson meta = ojson::object();
-    for (const auto& [key, value] : metadata) meta[key] = value;
-    header["__metadata__"] = std::move(meta);
-  }
-  std::unordered_set<std::string> seen;
-  std::uint64_t offset = 0;
-  for (const auto& [name, tensor] : tensors) {
-    const std::string where = path + ": tensor " + quoted(name);
-    if (name.empty() || name == "__metadata__") throw Error(where + ": reserved or empty name");
-    if (!seen.insert(name).second) throw Error(where + ": given twice");
-    if (!tensor.defined()) throw Error(where + ": undefined tensor");
-    if (!tensor.device().is_cpu()) {
-      throw Error(where + ": on " + tensor.device().str() + ", expected a CPU tensor");
-    }
-    StoredDType dtype{};
-    if (!from_scalar_type(tensor.scalar_type(), &dtype)) {
-      throw Error(where + ": dtype " + std::string(c10::toString(tensor.scalar_type())) +
-                  " cannot be stored in safetensors (supported: " + kDTypeList + ")");
-    }
-    at::Tensor c = tensor.contiguous();
-    const std::uint64_t nbytes = static_cast<std::uint64_t>(c.numel()) * element_size(dtype);
-    ojson entry = ojson::object();
-    entry["dtype"] = to_string(dtype);
-    entry["shape"] = c.sizes().vec();
-    entry["data_offsets"] = {offset, offset + nbytes};
-    header[name] = std::move(entry);
-    offset += nbytes;
-    contiguous.push_back(std::move(c));
-  }
-  std::string text;
-  try {
-    text = header.dump();
-  } catch (const ojson::exception& e) {  // e.g. a name that is not valid UTF-8
-    throw Error(path + ": cannot encode the header: " + e.what());
-  }
-  text.append((8 - text.size() % 8) % 8, ' ');  // pad so the data buffer starts 8-aligned
-  unsigned char length[8];
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(text.size() >> (8 * i));
-
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(tmp + ": cannot create: " + errno_text());
-  try {
-    write_all(fd, length, sizeof length, tmp);
-    write_all(fd, text.data(), text.size(), tmp);
-    for (const at::Tensor& c : contiguous) {
-      const std::size_t nbytes = static_cast<std::size_t>(c.numel()) * c.element_size();
-      if (nbytes > 0) write_all(fd, c.data_ptr(), nbytes, tmp);
-    }
-    if (::fsync(fd) != 0) throw Error(tmp + ": fsync failed: " + errno_text());
-    const int rc = ::close(fd);
-    fd = -1;  // closed even when close reports an error
-    if (rc != 0) throw Error(tmp + ": close failed: " + errno_text());
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw Error(path + ": cannot rename " + tmp + " into place: " + ec.message());
-  }
-}
 
 }  // namespace poslens

@@ -51,4 +51,20 @@ at::ScalarType scalar_type(StoredDType dtype) {
   return at::kFloat;
 }
 
+bool stored_dtype_of(at::ScalarType type, StoredDType* out) {
+  switch (type) {
+    case at::kFloat: *out = StoredDType::F32; return true;
+    case at::kHalf: *out = StoredDType::F16; return true;
+    case at::kBFloat16: *out = StoredDType::BF16; return true;
+    case at::kDouble: *out = StoredDType::F64; return true;
+    case at::kLong: *out = StoredDType::I64; return true;
+    case at::kInt: *out = StoredDType::I32; return true;
+    case at::kShort: *out = StoredDType::I16; return true;
+    case at::kChar: *out = StoredDType::I8; return true;
+    case at::kByte: *out = StoredDType::U8; return true;
+    case at::kBool: *out = StoredDType::Bool; return true;
+    default: return false;
+  }
+}
+
 }  // namespace poslens

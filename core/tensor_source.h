@@ -13,12 +13,17 @@ namespace poslens {
 /// Element type of a stored tensor, as named in safetensors ("F32", "F16", "BF16", ...).
 enum class StoredDType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool };
 
+/// Every stored dtype's name, for error messages.
+inline constexpr char kStoredDTypeNames[] = "F32 F16 BF16 F64 I64 I32 I16 I8 U8 BOOL";
+
 /// Name of a stored dtype in safetensors spelling ("F32").
 const char* to_string(StoredDType dtype);
 /// Size in bytes of one element.
 std::size_t element_size(StoredDType dtype);
 /// The LibTorch dtype of a stored dtype (F32 -> kFloat, BF16 -> kBFloat16, U8 -> kByte, ...).
 at::ScalarType scalar_type(StoredDType dtype);
+/// The stored dtype of a LibTorch dtype; false for types safetensors cannot hold (complex, ...).
+bool stored_dtype_of(at::ScalarType type, StoredDType* out);
 
 struct TensorInfo {
   std::string name;

@@ -63,7 +63,8 @@ at::Tensor mlp(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h)
   return at::linear(activation(c.activation, at::linear(h, w.w_up, w.b_up)), w.w_down, w.b_down);
 }
 
-/// [q_pos, k_pos] boolean: true where query i may attend to key j.
+}  // namespace
+
 at::Tensor allowed_keys(const ModelConfig& c, int64_t T, c10::Device device) {
   const auto i = torch::arange(T, torch::dtype(torch::kLong).device(device)).unsqueeze(1);
   const auto j = torch::arange(T, torch::dtype(torch::kLong).device(device)).unsqueeze(0);
@@ -72,7 +73,6 @@ at::Tensor allowed_keys(const ModelConfig& c, int64_t T, c10::Device device) {
   return allowed;
 }
 
-}  // namespace
 
 at::Tensor Captures::find(const HookPoint& point) const {
   for (const auto& [p, t] : tensors)

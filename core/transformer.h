@@ -28,6 +28,10 @@ struct Captures {
 /// makes forward() throw poslens::Cancelled.
 using ProgressFn = std::function<bool(int done, int total)>;
 
+/// bool [T, T] on `device`: true where query i may attend to key j (causal: j <= i; sliding
+/// window: i - j < sliding_window; otherwise every key).
+at::Tensor allowed_keys(const ModelConfig& config, int64_t T, c10::Device device);
+
 class Transformer {
  public:
   /// `weights` must already be on the compute device and dtype (see checkpoint.h).

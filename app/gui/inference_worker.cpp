@@ -10,6 +10,7 @@
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/run.h"
+#include "core/transformer.h"
 
 namespace poslens::gui {
 
@@ -53,14 +54,6 @@ HeadView head_view(const QString& suffix) {
   return {HookKind::Pattern, "attention pattern", "weight"};
 }
 
-/// Keys query i cannot see (causal, sliding window), drawn as masked cells in every view.
-at::Tensor hidden_keys(const ModelConfig& c, int64_t T) {
-  const auto i = torch::arange(T).unsqueeze(1), j = torch::arange(T).unsqueeze(0);
-  auto hidden = c.causal ? (j > i) : torch::zeros({T, T}, torch::kBool);
-  if (c.sliding_window > 0) hidden = hidden | ((i - j) >= c.sliding_window);
-  return hidden;
-}
-
 HeatmapData head_map(const RunResult& run, const ModelConfig& config, int layer, int head,
                      int max_cells, const QString& view_name) {
   const auto view = head_view(view_name);
@@ -70,8 +63,8 @@ HeatmapData head_map(const RunResult& run, const ModelConfig& config, int layer,
                 std::to_string(layer));
   if (head < 0 || head >= captured.size(1)) throw Error("no head " + std::to_string(head));
   // -inf marks cells the head cannot see, so the view draws them as masked.
-  const at::Tensor cells =
-      captured[0][head].masked_fill(hidden_keys(config, captured.size(2)), -INFINITY);
+  const auto hidden = allowed_keys(config, captured.size(2), torch::kCPU).logical_not();
+  const at::Tensor cells = captured[0][head].masked_fill(hidden, -INFINITY);
   auto map = pool_heatmap(cells, max_cells, max_cells, Pooling::Max);
   for (const auto& label : run.labels) map.row_labels.push_back(display_label(label));
   map.col_labels = map.row_labels;
