@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include "core/error.h"
+
 namespace poslens::test {
 
 inline std::filesystem::path fixtures_dir() { return POSLENS_FIXTURES_DIR; }
@@ -19,6 +21,28 @@ inline std::filesystem::path scratch_dir() {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+/// The poslens::Error message `f` throws; a test failure if it throws nothing or another type.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected poslens::Error, got another exception: " << e.what();
+    return {};
+  }
+  ADD_FAILURE() << "expected poslens::Error, nothing was thrown";
+  return {};
+}
+
+/// Success when `message` contains `needle`; otherwise a failure that shows both.
+inline ::testing::AssertionResult Contains(const std::string& message, const std::string& needle) {
+  if (message.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << needle
+                                       << "\"";
 }
 
 }  // namespace poslens::test

@@ -27,6 +27,9 @@
 
 namespace poslens::torch_zip_test {
 
+using test::Contains;
+using test::error_of;
+
 namespace fs = std::filesystem;
 
 inline void write_file(const fs::path& path, const std::string& bytes) {
@@ -40,26 +43,6 @@ inline std::string read_file(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-/// The poslens::Error message `f` throws; a test failure if it throws nothing or another type.
-template <class F>
-inline std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected poslens::Error, got another exception: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected poslens::Error, nothing was thrown";
-  return {};
-}
-
-inline ::testing::AssertionResult Contains(const std::string& message, const std::string& needle) {
-  if (message.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << needle
-                                       << "\"";
-}
 
 /// Little-endian bytes of float values (the test host is little-endian, as is the format).
 inline std::string f32_bytes(const std::vector<float>& values) {

@@ -18,6 +18,9 @@
 namespace poslens {
 namespace {
 
+using test::Contains;
+using test::error_of;
+
 namespace fs = std::filesystem;
 
 /// Raw bytes of a safetensors file: u64 LE header length (the real one unless given), header, data.
@@ -51,26 +54,6 @@ std::string f32_bytes(std::initializer_list<float> values) {
   return out;
 }
 
-/// The poslens::Error message `f` throws; a test failure if it throws nothing or another type.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected poslens::Error, got another exception: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected poslens::Error, nothing was thrown";
-  return {};
-}
-
-::testing::AssertionResult Contains(const std::string& message, const std::string& needle) {
-  if (message.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "message \"" << message << "\" lacks \"" << needle
-                                       << "\"";
-}
 
 /// Writes `bytes` to <scratch>/bad.safetensors and returns the message of opening it.
 std::string open_error(const std::string& bytes) {
