@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace poslens {
 namespace {

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "core/checkpoint.h"
-#include "core/transformer.h"
+#include "core/runtime/checkpoint.h"
+#include "core/runtime/transformer.h"
 
 namespace {
 
@@ -26,8 +26,7 @@ std::unique_ptr<Transformer> gpt2_small_sized_llama() {
   c.architecture = "llama (random)";
   c.d_model = 768, c.n_layers = 12, c.n_heads = 12, c.n_kv_heads = 12, c.d_head = 64;
   c.d_mlp = 3072, c.vocab_size = 32000, c.n_ctx = 1024;
-  c.rope_pairing = poslens::RopePairing::HalfSplit;
-  c.rotary_dim = 64;
+  c.pe_components = {{"rope", R"({"type": "rope", "pairing": "half_split"})"}};
   torch::manual_seed(0);
   auto r = [](std::vector<int64_t> s) { return torch::randn(s) * 0.02; };
   poslens::ModelWeights w;
@@ -74,6 +73,7 @@ void BM_Forward(benchmark::State& state) {
   const CaptureSpec spec = capture ? CaptureSpec({"blocks.*.attn.hook_pattern"}) : CaptureSpec();
   for (auto _ : state) {
     Captures captures;
+    c10::InferenceMode inference;
     auto logits = m.forward(tokens, spec, &captures);
     benchmark::DoNotOptimize(logits.data_ptr());
   }

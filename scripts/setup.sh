@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   qt6-base-dev qt6-svg-dev libqcustomplot-dev
   libtorch-dev libopenblas0-pthread
-  libeigen3-dev libhdf5-dev hdf5-tools nlohmann-json3-dev libcli11-dev
+  libhdf5-dev ccache hdf5-tools nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev
   xvfb xauth imagemagick
   python3-torch python3-h5py python3-numpy

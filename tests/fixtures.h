@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace poslens::test {
 

@@ -20,9 +20,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
-#include "core/restricted_unpickler.h"
-#include "core/torch_zip.h"
+#include "core/base/error.h"
+#include "core/formats/restricted_unpickler.h"
+#include "core/formats/torch_zip.h"
 #include "fixtures.h"
 
 namespace poslens::torch_zip_test {

@@ -6,10 +6,10 @@
 #include <iomanip>
 #include <iostream>
 
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/hf_writer.h"
-#include "core/run.h"
+#include "core/runtime/checkpoint.h"
+#include "core/base/error.h"
+#include "core/models/hf_writer.h"
+#include "core/runtime/run.h"
 
 namespace poslens::cli {
 namespace {
@@ -85,6 +85,7 @@ void generate(const CommonOptions& common, const std::string& prompt, int max_ne
   const size_t prompt_len = ids.size();
   for (int step = 0; step < max_new_tokens; ++step) {
     if (c.n_ctx > 0 && static_cast<int64_t>(ids.size()) >= c.n_ctx) break;
+    c10::InferenceMode inference;
     const auto logits = loaded.model->forward(torch::tensor(ids, torch::kLong).unsqueeze(0));
     const int64_t next = logits[0][static_cast<int64_t>(ids.size()) - 1].argmax().item<int64_t>();
     if (next == loaded.tokenizer->eos_id() || next == loaded.tokenizer->bos_id()) break;
@@ -96,7 +97,7 @@ void generate(const CommonOptions& common, const std::string& prompt, int max_ne
 
 void convert(const CommonOptions& common, const std::string& out_dir) {
   const auto loaded = load(common);
-  write_hf_llama(out_dir, *loaded.model);
+  write_hf_llama(out_dir, loaded.model->config(), loaded.model->weights());
   std::cout << "wrote " << out_dir << " (config.json, model.safetensors) as LlamaForCausalLM\n";
 }
 

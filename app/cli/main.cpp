@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/commands.h"
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace {
 

@@ -7,10 +7,10 @@
 #include <cmath>
 
 #include "analysis/heatmap_pooling.h"
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/run.h"
-#include "core/transformer.h"
+#include "core/runtime/checkpoint.h"
+#include "core/base/error.h"
+#include "core/runtime/run.h"
+#include "core/runtime/transformer.h"
 
 namespace poslens::gui {
 

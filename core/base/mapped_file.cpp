@@ -1,0 +1,42 @@
+#include "core/base/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <limits>
+
+#include "core/base/error.h"
+#include "core/base/text.h"
+
+namespace poslens {
+
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO must not hang; it is rejected below as not a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw Error(path + ": cannot open: " + errno_text());
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }  // the mapping keeps the file alive
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw Error(path + ": cannot stat: " + errno_text());
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
+  const auto size = static_cast<unsigned long long>(st.st_size);
+  if (size > std::numeric_limits<std::size_t>::max())
+    throw Error(path + ": file too large to map on this host");
+  std::shared_ptr<MappedFile> file(new MappedFile());
+  file->size_ = static_cast<std::size_t>(size);
+  if (file->size_ == 0) return file;
+  void* addr = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (addr == MAP_FAILED) throw Error(path + ": cannot memory-map: " + errno_text());
+  file->addr_ = addr;
+  return file;
+}
+
+MappedFile::~MappedFile() {
+  if (addr_ != nullptr) ::munmap(addr_, size_);
+}
+
+}  // namespace poslens

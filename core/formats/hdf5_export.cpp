@@ -1,0 +1,267 @@
+// HDF5 export of captures (layout: docs/hdf5-layout.md). Written to a temporary file in the
+// target folder and renamed onto the target only once complete and closed.
+#include "core/formats/hdf5_export.h"
+
+#include <H5Cpp.h>
+#include <unistd.h>
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include "core/base/error.h"
+#include "core/base/shape_text.h"
+
+namespace poslens {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Datasets bigger than this are chunked and gzip-compressed (level 1).
+constexpr std::uint64_t kCompressAbove = std::uint64_t{1} << 20;  // 1 MiB
+/// Target size of one chunk: one attention row block is read without touching the rest.
+constexpr std::uint64_t kChunkTarget = std::uint64_t{1} << 20;    // 1 MiB
+
+
+/// Collects the descriptions of the current HDF5 error stack, outermost first.
+herr_t collect_error(unsigned /*n*/, const H5E_error2_t* err, void* data) {
+  auto* out = static_cast<std::vector<std::string>*>(data);
+  if (err && err->desc && *err->desc) out->emplace_back(err->desc);
+  return 0;
+}
+
+/// Exporter state for one call: the target path (for messages) and the file being written.
+class Writer {
+ public:
+  explicit Writer(std::string path) : path_(std::move(path)) {}
+
+  /// Runs one HDF5 operation; an H5::Exception becomes a poslens::Error naming the path, the
+  /// operation, the failing HDF5 function and the innermost message of HDF5's error stack.
+  /// `f` must hold a single HDF5 call, so that no HDF5 object is destroyed (which would clear
+  /// the error stack) between the failure and the catch.
+  template <typename F>
+  auto op(const std::string& what, F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const H5::Exception& e) {
+      std::vector<std::string> stack;
+      H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &stack);
+      std::string msg = "HDF5 export to '" + path_ + "': " + what + " failed (" +
+                        e.getFuncName() + ": " + e.getDetailMsg();
+      if (!stack.empty()) msg += ": " + stack.back();
+      msg += ")";
+      throw Error(msg);
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error("HDF5 export to '" + path_ + "': " + what);
+  }
+
+  static H5::StrType utf8_string_type() {
+    H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+    type.setCset(H5T_CSET_UTF8);
+    return type;
+  }
+
+  /// Scalar variable-length UTF-8 string attribute on `obj`.
+  void string_attribute(H5::H5Object& obj, const std::string& where, const std::string& name,
+                        const std::string& value) {
+    const H5::StrType type = utf8_string_type();
+    const H5::DataSpace scalar(H5S_SCALAR);
+    H5::Attribute attr = op("creating attribute '" + name + "' on " + where,
+                            [&] { return obj.createAttribute(name, type, scalar); });
+    const char* ptr = value.c_str();
+    op("writing attribute '" + name + "' on " + where, [&] { attr.write(type, &ptr); });
+  }
+
+  /// 1-D variable-length UTF-8 string attribute (h5py reads it as an array of str).
+  void string_list_attribute(H5::H5Object& obj, const std::string& where,
+                             const std::string& name, const std::vector<std::string>& values) {
+    const H5::StrType type = utf8_string_type();
+    const hsize_t n = values.size();
+    const H5::DataSpace space(1, &n);
+    H5::Attribute attr = op("creating attribute '" + name + "' on " + where,
+                            [&] { return obj.createAttribute(name, type, space); });
+    std::vector<const char*> ptrs;
+    ptrs.reserve(values.size());
+    for (const auto& v : values) ptrs.push_back(v.c_str());
+    if (!ptrs.empty())
+      op("writing attribute '" + name + "' on " + where, [&] { attr.write(type, ptrs.data()); });
+  }
+
+  /// Chunking + gzip for datasets over kCompressAbove bytes; none for small or empty ones.
+  H5::DSetCreatPropList creation_props(const std::vector<hsize_t>& dims, std::uint64_t elem_size) {
+    H5::DSetCreatPropList props;
+    std::uint64_t count = 1;
+    for (hsize_t d : dims) count *= d;
+    if (dims.empty() || count == 0 || count * elem_size <= kCompressAbove) return props;
+    // Halve the leading dimensions first (batch, head, then query rows) until a chunk is
+    // about kChunkTarget bytes: a [q_pos, k_pos] slice of one head stays in few chunks.
+    std::vector<hsize_t> chunk = dims;
+    std::uint64_t bytes = count * elem_size;
+    for (std::size_t i = 0; i < chunk.size() && bytes > kChunkTarget;) {
+      if (chunk[i] <= 1) {
+        ++i;
+        continue;
+      }
+      const hsize_t half = (chunk[i] + 1) / 2;
+      bytes = bytes / chunk[i] * half;
+      chunk[i] = half;
+    }
+    op("setting the chunk shape",
+       [&] { props.setChunk(static_cast<int>(chunk.size()), chunk.data()); });
+    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0)
+      op("enabling gzip compression", [&] { props.setDeflate(1); });
+    return props;
+  }
+
+  void write_capture(H5::Group& group, const NamedCapture& cap) {
+    const std::string where = "/captures/" + cap.name;
+    const at::Tensor data = cap.tensor.to(torch::kFloat).contiguous();
+    std::vector<hsize_t> dims;
+    for (int64_t d = 0; d < data.dim(); ++d) dims.push_back(static_cast<hsize_t>(data.size(d)));
+    const H5::DataSpace space(static_cast<int>(dims.size()), dims.data());
+    const H5::DSetCreatPropList props = creation_props(dims, sizeof(float));
+    H5::DataSet ds = op("creating dataset " + where, [&] {
+      return group.createDataSet(cap.name, H5::PredType::IEEE_F32LE, space, props);
+    });
+    if (data.numel() > 0)
+      op("writing dataset " + where,
+         [&] { ds.write(data.data_ptr<float>(), H5::PredType::NATIVE_FLOAT); });
+    string_list_attribute(ds, where, "dims", cap.dims);
+  }
+
+  void write_tokens(H5::Group& group, const at::Tensor& ids,
+                    const std::vector<std::string>& text) {
+    const at::Tensor data = ids.contiguous();
+    const hsize_t dims[2] = {static_cast<hsize_t>(data.size(0)),
+                             static_cast<hsize_t>(data.size(1))};
+    const H5::DataSpace space(2, dims);
+    H5::DataSet id_ds = op("creating dataset /tokens/ids", [&] {
+      return group.createDataSet("ids", H5::PredType::STD_I64LE, space);
+    });
+    if (data.numel() > 0)
+      op("writing dataset /tokens/ids",
+         [&] { id_ds.write(data.data_ptr<int64_t>(), H5::PredType::NATIVE_INT64); });
+    string_list_attribute(id_ds, "/tokens/ids", "dims", {"batch", "pos"});
+
+    const H5::StrType type = utf8_string_type();
+    H5::DataSet text_ds = op("creating dataset /tokens/text",
+                             [&] { return group.createDataSet("text", type, space); });
+    std::vector<const char*> ptrs;
+    ptrs.reserve(text.size());
+    for (const auto& t : text) ptrs.push_back(t.c_str());
+    if (!ptrs.empty())
+      op("writing dataset /tokens/text", [&] { text_ds.write(ptrs.data(), type); });
+    string_list_attribute(text_ds, "/tokens/text", "dims", {"batch", "pos"});
+  }
+
+  /// Writes the whole layout to `file_path` and closes it. Any error propagates as Error; the
+  /// caller removes the file.
+  /// `created` is set once the file exists, so that only a file made here is ever removed.
+  void write_file(const std::string& file_path, const std::vector<NamedCapture>& captures,
+                  const at::Tensor& token_ids, const std::vector<std::string>& token_text,
+                  const ExportMetadata& meta, bool& created) {
+    H5::H5File file = op("creating the temporary file '" + file_path + "'",
+                         [&] { return H5::H5File(file_path, H5F_ACC_TRUNC); });
+    created = true;
+    string_attribute(file, "/", "poslens_version", meta.tool_version);
+    string_attribute(file, "/", "model_config", meta.model_config_json);
+    string_attribute(file, "/", "checkpoint", meta.checkpoint);
+    string_attribute(file, "/", "device", meta.device);
+    string_attribute(file, "/", "dtype", meta.dtype);
+
+    {
+      H5::Group caps = op("creating group /captures", [&] { return file.createGroup("captures"); });
+      for (const auto& cap : captures) write_capture(caps, cap);
+    }
+    {
+      H5::Group tokens = op("creating group /tokens", [&] { return file.createGroup("tokens"); });
+      write_tokens(tokens, token_ids, token_text);
+    }
+    op("closing the temporary file '" + file_path + "'", [&] { file.close(); });
+  }
+
+ private:
+  std::string path_;
+};
+
+/// Checks everything that can be checked before a file is created.
+void validate(const Writer& w, const std::string& path, const std::vector<NamedCapture>& captures,
+              const at::Tensor& token_ids, const std::vector<std::string>& token_text) {
+  if (path.empty()) w.fail("empty output path");
+  const fs::path parent = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    w.fail("folder '" + parent.string() + "' does not exist");
+  if (fs::is_directory(path, ec)) w.fail("the output path is a folder");
+
+  std::set<std::string> names;
+  for (const auto& cap : captures) {
+    const std::string where = "capture '" + cap.name + "'";
+    if (cap.name.empty()) w.fail("a capture has an empty name");
+    if (cap.name.find('/') != std::string::npos || cap.name == "." || cap.name == "..")
+      w.fail(where + ": hook names may not contain '/' or be '.' or '..'");
+    if (!names.insert(cap.name).second) w.fail(where + " appears twice");
+    if (!cap.tensor.defined()) w.fail(where + " has no tensor");
+    if (!cap.tensor.device().is_cpu())
+      w.fail(where + " is on " + cap.tensor.device().str() + "; move it to the CPU first");
+    if (cap.tensor.dim() < 1) w.fail(where + " is a 0-d scalar; expected at least 1 dimension");
+    if (static_cast<int64_t>(cap.dims.size()) != cap.tensor.dim())
+      w.fail(where + " has shape " + shape_str(cap.tensor) + " but " +
+             std::to_string(cap.dims.size()) + " dimension names");
+    if (!cap.tensor.is_floating_point() &&
+        !c10::isIntegralType(cap.tensor.scalar_type(), /*includeBool=*/true))
+      w.fail(where + " has dtype " + std::string(c10::toString(cap.tensor.scalar_type())) +
+             ", which cannot be written as float32");
+  }
+
+  if (!token_ids.defined()) w.fail("token ids are missing");
+  if (!token_ids.device().is_cpu())
+    w.fail("token ids are on " + token_ids.device().str() + "; move them to the CPU first");
+  if (token_ids.dim() != 2 || token_ids.scalar_type() != torch::kLong)
+    w.fail("token ids must be an int64 [batch, pos] tensor, got " +
+           std::string(c10::toString(token_ids.scalar_type())) + " " + shape_str(token_ids));
+  if (static_cast<int64_t>(token_text.size()) != token_ids.numel())
+    w.fail("token text has " + std::to_string(token_text.size()) + " entries but token ids " +
+           shape_str(token_ids) + " have " + std::to_string(token_ids.numel()));
+}
+
+}  // namespace
+
+void write_captures_hdf5(const std::string& path, const std::vector<NamedCapture>& captures,
+                         const at::Tensor& token_ids, const std::vector<std::string>& token_text,
+                         const ExportMetadata& meta) {
+  H5::Exception::dontPrint();
+  Writer writer(path);
+  validate(writer, path, captures, token_ids, token_text);
+
+  const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
+  bool created = false;
+  try {
+    try {
+      writer.write_file(tmp, captures, token_ids, token_text, meta, created);
+    } catch (const H5::Exception& e) {  // an HDF5 call outside Writer::op (not expected)
+      writer.fail("HDF5 error in " + e.getFuncName() + ": " + e.getDetailMsg());
+    } catch (const c10::Error& e) {
+      writer.fail(std::string("converting a tensor failed: ") + e.what_without_backtrace());
+    } catch (const std::bad_alloc&) {
+      writer.fail("out of memory while converting a tensor to float32");
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) writer.fail("renaming '" + tmp + "' onto the output failed: " + ec.message());
+  } catch (...) {
+    std::error_code ignored;
+    if (created) fs::remove(tmp, ignored);
+    throw;
+  }
+}
+
+}  // namespace poslens

@@ -1,0 +1,138 @@
+// The Llama block family: llama2.c .bin files (Meta naming) and HF LlamaForCausalLM,
+// MistralForCausalLM (sliding window) and Qwen2ForCausalLM (q/k/v biases).
+// Block: x += o(attn(rmsnorm(x))); x += down(silu(gate(h)) * up(h)), h = rmsnorm(x).
+#include "core/models/hf_config.h"
+#include "core/formats/llama2c.h"
+#include "core/base/error.h"
+
+namespace poslens::arch {
+
+ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
+                                 const std::string& where) {
+  ModelConfig c = hf_decoder_sizes(j, arch, 2048, where);
+  c.norm = NormType::RMSNorm;
+  c.norm_eps = number_or(j, "rms_norm_eps", 1e-6, where);
+  c.mlp = MlpType::Gated;
+  const std::string act = j.value("hidden_act", std::string("silu"));
+  if (act != "silu" && act != "swish")
+    throw Error(where + ": hidden_act \"" + act + "\" is not supported for " + arch +
+                " (supported: silu)");
+  c.activation = Activation::SiLU;
+  c.pe_components = {rope_component(j, number_or(j, "rope_theta", 10000.0, where),
+                                    RopePairing::HalfSplit /* HF rotate_half */, c.d_head)};
+  c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", false, where);
+  c.qkv_bias = bool_or(j, "attention_bias", false, where);
+  c.attn_out_bias = c.qkv_bias;
+  c.mlp_bias = bool_or(j, "mlp_bias", false, where);
+  if (arch == "Qwen2ForCausalLM") {
+    c.qkv_bias = true;  // Qwen2 always has q/k/v biases and none on o_proj
+    c.attn_out_bias = false;
+    if (bool_or(j, "use_sliding_window", false, where))
+      throw Error(where + ": Qwen2 use_sliding_window=true is not supported yet");
+  }
+  if (arch == "MistralForCausalLM") c.sliding_window = int_or(j, "sliding_window", 0, where);
+  c.bos_token_id = optional_token_id(j, "bos_token_id");
+  return c;
+}
+
+WeightTable llama_hf_table(const ModelConfig& c) {
+  const int64_t q = c.n_heads * c.d_head, kv = c.n_kv_heads * c.d_head;
+  const std::string p = "model.layers.{L}.";
+  WeightTable t;
+  t.rules = {
+      {"model.embed_tokens.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::tok_embed},
+      {p + "input_layernorm.weight", {c.d_model}, {&LayerWeights::attn_norm}},
+      {p + "self_attn.q_proj.weight", {q, c.d_model}, {&LayerWeights::w_q}},
+      {p + "self_attn.k_proj.weight", {kv, c.d_model}, {&LayerWeights::w_k}},
+      {p + "self_attn.v_proj.weight", {kv, c.d_model}, {&LayerWeights::w_v}},
+      {p + "self_attn.o_proj.weight", {c.d_model, q}, {&LayerWeights::w_o}},
+      {p + "post_attention_layernorm.weight", {c.d_model}, {&LayerWeights::mlp_norm}},
+      {p + "mlp.gate_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}},
+      {p + "mlp.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}},
+      {p + "mlp.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}},
+      {"model.norm.weight", {c.d_model}, {}, &ModelWeights::final_norm},
+  };
+  WeightRule lm_head{"lm_head.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::unembed};
+  lm_head.optional = c.tie_word_embeddings;
+  t.rules.push_back(lm_head);
+  if (c.qkv_bias) {
+    t.rules.push_back({p + "self_attn.q_proj.bias", {q}, {&LayerWeights::b_q}});
+    t.rules.push_back({p + "self_attn.k_proj.bias", {kv}, {&LayerWeights::b_k}});
+    t.rules.push_back({p + "self_attn.v_proj.bias", {kv}, {&LayerWeights::b_v}});
+  }
+  if (c.attn_out_bias)
+    t.rules.push_back({p + "self_attn.o_proj.bias", {c.d_model}, {&LayerWeights::b_o}});
+  if (c.mlp_bias) {
+    t.rules.push_back({p + "mlp.gate_proj.bias", {c.d_mlp}, {&LayerWeights::b_gate}});
+    t.rules.push_back({p + "mlp.up_proj.bias", {c.d_mlp}, {&LayerWeights::b_up}});
+    t.rules.push_back({p + "mlp.down_proj.bias", {c.d_model}, {&LayerWeights::b_down}});
+  }
+  t.ignored = {p + "self_attn.rotary_emb.inv_freq"};
+  return t;
+}
+
+WeightTable llama2c_table(const ModelConfig& c) {
+  const int64_t kv = c.n_kv_heads * c.d_head;
+  const std::string p = "layers.{L}.";
+  WeightTable t;
+  t.rules = {
+      {"tok_embeddings.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::tok_embed},
+      {p + "attention_norm.weight", {c.d_model}, {&LayerWeights::attn_norm}},
+      {p + "attention.wq.weight", {c.d_model, c.d_model}, {&LayerWeights::w_q}},
+      {p + "attention.wk.weight", {kv, c.d_model}, {&LayerWeights::w_k}},
+      {p + "attention.wv.weight", {kv, c.d_model}, {&LayerWeights::w_v}},
+      {p + "attention.wo.weight", {c.d_model, c.d_model}, {&LayerWeights::w_o}},
+      {p + "ffn_norm.weight", {c.d_model}, {&LayerWeights::mlp_norm}},
+      {p + "feed_forward.w1.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}},
+      {p + "feed_forward.w2.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}},
+      {p + "feed_forward.w3.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}},
+      {"norm.weight", {c.d_model}, {}, &ModelWeights::final_norm},
+  };
+  WeightRule output{"output.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::unembed};
+  output.optional = c.tie_word_embeddings;
+  t.rules.push_back(output);
+  return t;
+}
+
+
+std::vector<ArchitectureEntry> llama_family_architectures() {
+  const auto read = [](const nlohmann::json& j, const std::string& name, const std::string& where) {
+    return llama_config_from_hf(j, name, where);
+  };
+  const auto table = [](const ModelConfig& c, const TensorSource&) { return llama_hf_table(c); };
+  return {{"LlamaForCausalLM", {"llama"}, read, table},
+          {"MistralForCausalLM", {"mistral"}, read, table},
+          {"Qwen2ForCausalLM", {"qwen2"}, read, table},
+          {"llama2.c", {}, nullptr,
+           [](const ModelConfig& c, const TensorSource&) { return llama2c_table(c); }}};
+}
+
+}  // namespace poslens::arch
+
+namespace poslens {
+
+ModelConfig llama2c_config(const Llama2cHeader& h) {
+  ModelConfig c;
+  c.format = "llama2.c";
+  c.architecture = "llama2.c";
+  c.d_model = h.dim;
+  c.n_layers = h.n_layers;
+  c.n_heads = h.n_heads;
+  c.n_kv_heads = h.n_kv_heads;
+  c.d_head = h.dim / h.n_heads;
+  c.d_mlp = h.hidden_dim;
+  c.vocab_size = h.vocab_size;
+  c.n_ctx = h.seq_len;
+  c.norm = NormType::RMSNorm;
+  c.norm_eps = 1e-5;
+  c.mlp = MlpType::Gated;
+  c.activation = Activation::SiLU;
+  // run.c: RoPE with interleaved pairs, theta 10000.
+  c.pe_components = {{"rope", R"({"type": "rope", "rope_theta": 10000, "pairing": "interleaved"})"}};
+  c.tie_word_embeddings = h.shared_classifier;
+  c.causal = true;
+  c.bos_token_id = 1;
+  return c;
+}
+
+}  // namespace poslens

@@ -1,0 +1,43 @@
+// OLMo (HF OlmoForCausalLM, modeling_olmo): the Llama layout and block (SwiGLU, half-split
+// RoPE, GQA) with non-parametric LayerNorm: F.layer_norm(x, no weight, no bias, eps=1e-5) in
+// float32. The file holds no norm tensors, so the table is Llama's without them and the norm
+// weights stay undefined (the runtime then normalises without scaling).
+// OLMo 2 (Olmo2ForCausalLM: RMSNorm after attention and MLP, q/k norms) is not supported.
+#include <algorithm>
+
+#include "core/models/hf_config.h"
+#include "core/base/error.h"
+
+namespace poslens::arch {
+
+ModelConfig olmo_config_from_hf(const nlohmann::json& j, const std::string& where) {
+  const auto clip = j.find("clip_qkv");
+  if (clip != j.end() && !clip->is_null())
+    throw Error(where + ": OLMo \"clip_qkv\" (clamping q, k, v) is not supported");
+  ModelConfig c = llama_config_from_hf(j, "OlmoForCausalLM", where);
+  c.norm = NormType::LayerNorm;
+  c.norm_eps = 1e-5;  // OlmoLayerNorm's fixed eps
+  return c;
+}
+
+WeightTable olmo_hf_table(const ModelConfig& c) {
+  WeightTable t = llama_hf_table(c);
+  const auto is_norm = [](const WeightRule& r) {
+    return r.model_target == &ModelWeights::final_norm ||
+           (!r.layer_targets.empty() && (r.layer_targets[0] == &LayerWeights::attn_norm ||
+                                         r.layer_targets[0] == &LayerWeights::mlp_norm));
+  };
+  t.rules.erase(std::remove_if(t.rules.begin(), t.rules.end(), is_norm), t.rules.end());
+  return t;
+}
+
+
+std::vector<ArchitectureEntry> olmo_architectures() {
+  return {{"OlmoForCausalLM", {"olmo"},
+           [](const nlohmann::json& j, const std::string&, const std::string& where) {
+             return olmo_config_from_hf(j, where);
+           },
+           [](const ModelConfig& c, const TensorSource&) { return olmo_hf_table(c); }}};
+}
+
+}  // namespace poslens::arch

@@ -1,0 +1,139 @@
+#include "core/models/architectures.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/models/hf_config.h"
+#include "core/base/error.h"
+#include "core/base/untrusted_json.h"
+
+namespace poslens {
+namespace arch {
+
+ModelConfig hf_decoder_sizes(const nlohmann::json& j, const std::string& architecture,
+                             int64_t default_n_ctx, const std::string& where) {
+  ModelConfig c;
+  c.architecture = architecture;
+  c.d_model = require_int(j, "hidden_size", where);
+  c.n_layers = require_int(j, "num_hidden_layers", where);
+  c.n_heads = require_int(j, "num_attention_heads", where);
+  c.n_kv_heads = int_or(j, "num_key_value_heads", c.n_heads, where);
+  c.d_head = int_or(j, "head_dim", c.n_heads > 0 ? c.d_model / c.n_heads : 0, where);
+  c.d_mlp = require_int(j, "intermediate_size", where);
+  c.vocab_size = require_int(j, "vocab_size", where);
+  c.n_ctx = int_or(j, "max_position_embeddings", default_n_ctx, where);
+  return c;
+}
+
+Activation gelu_from_hf(const std::string& name, const char* key, const std::string& arch,
+                        const std::string& where) {
+  if (name == "gelu") return Activation::GeluExact;
+  if (name == "gelu_new" || name == "gelu_fast" || name == "gelu_pytorch_tanh")
+    return Activation::GeluNew;
+  throw Error(where + ": " + key + " \"" + name + "\" is not supported for " + arch +
+              " (supported: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh)");
+}
+
+PositionComponentSpec rope_component(const nlohmann::json& j, double rope_theta,
+                                     RopePairing pairing, int64_t rotary_dim) {
+  nlohmann::json params{{"type", "rope"},
+                        {"rope_theta", rope_theta},
+                        {"pairing", to_string(pairing)},
+                        {"rotary_dim", rotary_dim}};
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
+    params["rope_scaling"] = j["rope_scaling"];
+  return {"rope", params.dump()};
+}
+
+}  // namespace arch
+
+namespace {
+
+/// config.json of real models is a few kB; 16 MB leaves room for huge rope_scaling lists.
+constexpr std::uint64_t kMaxConfigBytes = 16'000'000;
+
+/// Every supported architecture: one line per family file (arch_*.cpp).
+const std::vector<arch::ArchitectureEntry>& registry() {
+  static const auto entries = [] {
+    std::vector<arch::ArchitectureEntry> all;
+    for (auto family : {arch::llama_family_architectures, arch::gpt2_architectures,
+                        arch::gpt_neox_architectures, arch::phi_architectures,
+                        arch::gemma_architectures, arch::olmo_architectures,
+                        arch::poslens_architectures}) {
+      auto entries = family();
+      all.insert(all.end(), entries.begin(), entries.end());
+    }
+    return all;
+  }();
+  return entries;
+}
+
+/// The HF architectures, for "supported: ..." messages.
+std::string supported_list() {
+  std::string list;
+  for (const auto& e : registry())
+    if (e.read_config && !e.model_type_first) list += (list.empty() ? "" : ", ") + e.name;
+  return list;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+/// The entry `architectures[0]` or, without one, `model_type` selects; null when none does.
+const arch::ArchitectureEntry* detect(const std::string& arch, const std::string& model_type) {
+  for (const auto& e : registry())
+    if (e.read_config && e.model_type_first && contains(e.model_types, model_type)) return &e;
+  for (const auto& e : registry())
+    if (e.read_config && !arch.empty() && e.name == arch) return &e;
+  for (const auto& e : registry())
+    if (e.read_config && arch.empty() && contains(e.model_types, model_type)) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+ModelConfig read_hf_config(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw Error(path + ": cannot open (an HF checkpoint folder needs config.json)");
+  // The same size and nesting limits as every other JSON PosLens reads from a checkpoint.
+  const nlohmann::json j = read_json_file(path, "config.json", kMaxConfigBytes);
+  if (!j.is_object()) throw Error(path + ": expected a JSON object");
+
+  std::string arch;
+  const auto archs = j.find("architectures");
+  if (archs != j.end() && archs->is_array() && !archs->empty() && (*archs)[0].is_string())
+    arch = (*archs)[0].get<std::string>();
+  const std::string model_type =
+      j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>()
+                                                              : std::string();
+  const auto* entry = detect(arch, model_type);
+  if (!entry) {
+    const std::string name = arch.empty() ? model_type : arch;
+    const bool later_gemma = name.rfind("Gemma", 0) == 0 || name.rfind("gemma", 0) == 0;
+    throw Error(path + ": unsupported architecture \"" + name + "\"" +
+                (later_gemma ? " (Gemma 2 and 3 need attention soft-capping and sandwich norms, "
+                               "not supported yet)"
+                             : "") +
+                " (supported: " + supported_list() + ")");
+  }
+  ModelConfig config = entry->read_config(j, entry->name, path);
+  if (config.format.empty()) config.format = "huggingface";
+  config.validate();
+  for (const auto& spec : config.pe_components) {
+    try {
+      component_recipe(spec, config.position_context());  // parameters checked before weights
+    } catch (const Error& e) {
+      throw Error(path + ": " + e.what());
+    }
+  }
+  return config;
+}
+
+WeightTable weight_table_for(const ModelConfig& config, const TensorSource& source) {
+  for (const auto& e : registry())
+    if (e.name == config.architecture) return e.weight_table(config, source);
+  throw Error("no weight table for architecture \"" + config.architecture + "\"");
+}
+
+}  // namespace poslens

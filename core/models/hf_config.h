@@ -1,0 +1,80 @@
+#pragma once
+// Internal to models/: helpers shared by the per-architecture files (arch_*.cpp).
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/json_fields.h"
+#include "core/models/model_config.h"
+#include "core/position/rope_scaling.h"
+#include "core/models/weight_table.h"
+
+namespace poslens::arch {
+
+using fields::bool_or;
+using fields::choice_or_first;
+using fields::int_or;
+using fields::number_or;
+using fields::optional_token_id;
+using fields::require_int;
+/// The "rope" component of an HF-style config (one representation of RoPE for every format):
+/// `rope_theta`, `pairing`, `rotary_dim`, and `j`'s "rope_scaling" passed on as HF writes it
+/// (the rope recipe reads and checks it when the config is read).
+PositionComponentSpec rope_component(const nlohmann::json& j, double rope_theta,
+                                     RopePairing pairing, int64_t rotary_dim);
+/// The GELU variants of HF `hidden_act`-style keys: "gelu" is exact, "gelu_new", "gelu_fast"
+/// and "gelu_pytorch_tanh" the tanh approximation. Error "<where>: <key> \"relu\" is not
+/// supported for <arch> (supported: ...)" otherwise.
+Activation gelu_from_hf(const std::string& name, const char* key, const std::string& arch,
+                        const std::string& where);
+/// The sizes every HF decoder config names the same way: hidden_size, num_hidden_layers,
+/// num_attention_heads, num_key_value_heads (default: num_attention_heads), head_dim (default:
+/// hidden_size / num_attention_heads), intermediate_size, vocab_size, max_position_embeddings
+/// (default `default_n_ctx`); with `architecture` set and everything else at its default.
+ModelConfig hf_decoder_sizes(const nlohmann::json& j, const std::string& architecture,
+                             int64_t default_n_ctx, const std::string& where);
+
+/// One supported architecture (the registry, architectures.cpp): how a config selects it, how
+/// its config is read and its weight table. Each arch_*.cpp defines the entries of its family.
+struct ArchitectureEntry {
+  std::string name;                      ///< HF `architectures[0]`, or "PosLens" / "llama2.c"
+  std::vector<std::string> model_types;  ///< HF `model_type`s that select it without `architectures`
+  /// Reads config.json object `j` (`name` is this entry's name); null for llama2.c, whose
+  /// config comes from its header.
+  ModelConfig (*read_config)(const nlohmann::json& j, const std::string& name,
+                             const std::string& where);
+  /// The weight table; `source` is read only by dialects that detect a name prefix (GPT-2).
+  WeightTable (*weight_table)(const ModelConfig& c, const TensorSource& source);
+  /// Its model_type selects it whatever `architectures` says (the PosLens format).
+  bool model_type_first = false;
+};
+
+std::vector<ArchitectureEntry> llama_family_architectures();  ///< + llama2.c
+std::vector<ArchitectureEntry> gpt2_architectures();
+std::vector<ArchitectureEntry> gpt_neox_architectures();
+std::vector<ArchitectureEntry> phi_architectures();
+std::vector<ArchitectureEntry> gemma_architectures();
+std::vector<ArchitectureEntry> olmo_architectures();
+std::vector<ArchitectureEntry> poslens_architectures();
+
+ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
+                                 const std::string& where);
+ModelConfig gpt2_config_from_hf(const nlohmann::json& j, const std::string& where);
+ModelConfig gpt_neox_config_from_hf(const nlohmann::json& j, const std::string& where);
+ModelConfig phi_config_from_hf(const nlohmann::json& j, const std::string& where);
+ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& where);
+ModelConfig olmo_config_from_hf(const nlohmann::json& j, const std::string& where);
+
+/// The PosLens format (docs/poslens-format.md): config and weight table; the components'
+/// parameters are checked when the config is read.
+ModelConfig poslens_config(const nlohmann::json& j, const std::string& where);
+WeightTable poslens_table(const ModelConfig& c);
+
+WeightTable llama2c_table(const ModelConfig& c);
+WeightTable llama_hf_table(const ModelConfig& c);  ///< also GemmaForCausalLM
+WeightTable gpt2_hf_table(const ModelConfig& c, const std::string& prefix);
+WeightTable gpt_neox_hf_table(const ModelConfig& c);
+WeightTable phi_hf_table(const ModelConfig& c);
+WeightTable olmo_hf_table(const ModelConfig& c);
+
+}  // namespace poslens::arch

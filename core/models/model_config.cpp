@@ -1,0 +1,89 @@
+#include "core/models/model_config.h"
+
+#include "core/models/poslens_model.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/error.h"
+
+namespace poslens {
+
+const char* to_string(NormType v) { return v == NormType::RMSNorm ? "RMSNorm" : "LayerNorm"; }
+const char* to_string(MlpType v) { return v == MlpType::Gated ? "gated" : "plain"; }
+const char* to_string(Activation v) {
+  switch (v) {
+    case Activation::SiLU: return "silu";
+    case Activation::GeluNew: return "gelu_new";
+    case Activation::GeluExact: return "gelu";
+  }
+  return "?";
+}
+void ModelConfig::validate() const {
+  auto positive = [&](const char* name, int64_t value) {
+    if (value <= 0)
+      throw Error(architecture + " config: " + name + " must be positive, got " +
+                  std::to_string(value));
+  };
+  positive("d_model", d_model);
+  positive("n_layers", n_layers);
+  positive("n_heads", n_heads);
+  positive("n_kv_heads", n_kv_heads);
+  positive("d_head", d_head);
+  positive("d_mlp", d_mlp);
+  positive("vocab_size", vocab_size);
+  if (n_heads % n_kv_heads != 0)
+    throw Error(architecture + " config: n_heads (" + std::to_string(n_heads) +
+                ") is not a multiple of n_kv_heads (" + std::to_string(n_kv_heads) + ")");
+  if (attn_scale < 0) throw Error(architecture + " config: attn_scale must not be negative");
+  if (!(norm_eps > 0)) throw Error(architecture + " config: norm eps must be positive");
+}
+
+PositionContext ModelConfig::position_context() const {
+  return {d_model, n_heads, d_head, n_layers, n_ctx, causal};
+}
+
+double ModelConfig::attention_scale() const {
+  return attn_scale != 0.0 ? attn_scale : 1.0 / std::sqrt(static_cast<double>(d_head));
+}
+
+std::string ModelConfig::to_json() const {
+  // A PosLens-format model's own config.json: it loads again (poslens-cli info --json).
+  if (architecture == "PosLens") return poslens_config_json(*this);
+  nlohmann::ordered_json j;
+  j["format"] = format;
+  j["architecture"] = architecture;
+  j["d_model"] = d_model;
+  j["n_layers"] = n_layers;
+  j["n_heads"] = n_heads;
+  j["n_kv_heads"] = n_kv_heads;
+  j["d_head"] = d_head;
+  j["d_mlp"] = d_mlp;
+  j["vocab_size"] = vocab_size;
+  j["n_ctx"] = n_ctx;
+  j["norm"] = to_string(norm);
+  j["norm_eps"] = norm_eps;
+  j["mlp"] = to_string(mlp);
+  j["activation"] = to_string(activation);
+  j["position_encoding"] = nlohmann::ordered_json::array();
+  for (const auto& part : pe_components) {
+    auto params = nlohmann::ordered_json::parse(part.params_json);
+    params["type"] = part.type;
+    j["position_encoding"].push_back(params);
+  }
+  j["qkv_bias"] = qkv_bias;
+  j["attn_out_bias"] = attn_out_bias;
+  j["mlp_bias"] = mlp_bias;
+  j["tie_word_embeddings"] = tie_word_embeddings;
+  j["sliding_window"] = sliding_window;
+  j["causal"] = causal;
+  j["attn_scale"] = attention_scale();
+  j["parallel_residual"] = parallel_residual;
+  if (embed_scale != 1.0) j["embed_scale"] = embed_scale;
+  if (norm_weight_offset != 0.0) j["norm_weight_offset"] = norm_weight_offset;
+  j["bos_token_id"] = bos_token_id;
+  return j.dump();
+}
+
+}  // namespace poslens

@@ -1,0 +1,41 @@
+#pragma once
+// The weights of a decoder-only transformer by role, in one convention whatever the checkpoint:
+// linear weights are [out, in] (torch.nn.Linear), fused tensors already split, all on the
+// model's device and compute dtype. Undefined tensors mean "absent" (e.g. no biases in Llama).
+#include <map>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "core/position/components.h"
+
+namespace poslens {
+
+struct LayerWeights {
+  at::Tensor attn_norm, attn_norm_bias;  ///< [d_model]; undefined: non-parametric LayerNorm (OLMo)
+  at::Tensor w_q, b_q;                   ///< [n_heads*d_head, d_model], [n_heads*d_head]
+  at::Tensor w_k, b_k;                   ///< [n_kv_heads*d_head, d_model], [n_kv_heads*d_head]
+  at::Tensor w_v, b_v;                   ///< [n_kv_heads*d_head, d_model], [n_kv_heads*d_head]
+  at::Tensor w_o, b_o;                   ///< [d_model, n_heads*d_head], [d_model]
+  at::Tensor mlp_norm, mlp_norm_bias;    ///< [d_model]
+  at::Tensor w_gate, b_gate;             ///< [d_mlp, d_model], [d_mlp] (gated MLP only)
+  at::Tensor w_up, b_up;                 ///< [d_mlp, d_model], [d_mlp]
+  at::Tensor w_down, b_down;             ///< [d_model, d_mlp], [d_model]
+};
+
+struct ModelWeights {
+  at::Tensor tok_embed;                     ///< [vocab, d_model]
+  std::vector<LayerWeights> layers;
+  at::Tensor final_norm, final_norm_bias;   ///< [d_model]
+  at::Tensor unembed;                       ///< [vocab, d_model]; aliases tok_embed when tied
+  at::Tensor unembed_bias;                  ///< [vocab]
+  /// Position-encoding weights (docs/poslens-format.md): `pe.<name>` shared by all layers and
+  /// `blocks.{L}.attn.pe.<name>` per layer (pe.layers has n_layers maps), shapes checked at load.
+  PositionWeights pe;
+};
+
+/// Number of parameters, counting a tied unembedding once.
+int64_t parameter_count(const ModelWeights& w);
+
+}  // namespace poslens

@@ -1,0 +1,232 @@
+#include "core/models/weight_table.h"
+
+#include <torch/torch.h>
+
+#include <map>
+#include <set>
+
+#include "core/base/error.h"
+#include "core/base/shape_text.h"
+
+namespace poslens {
+namespace {
+
+std::string with_layer(const std::string& pattern, int64_t layer) {
+  std::string name = pattern;
+  const auto at = name.find("{L}");
+  if (at != std::string::npos) name.replace(at, 3, std::to_string(layer));
+  return name;
+}
+
+bool has_layer(const std::string& pattern) { return pattern.find("{L}") != std::string::npos; }
+
+/// The parts of fused tensor `t` for a rule with several targets (WeightRule::Split).
+std::vector<at::Tensor> split_fused(const at::Tensor& t, const WeightRule& rule,
+                                    const std::string& name) {
+  const auto n = static_cast<int64_t>(rule.layer_targets.size());
+  if (rule.split == WeightRule::Split::Chunk) {
+    if (t.size(0) % n != 0)
+      throw Error("weight table: " + name + " has " + std::to_string(t.size(0)) +
+                  " rows, not divisible into " + std::to_string(n) + " parts");
+    return t.chunk(n, 0);
+  }
+  // PerHead: rows are [heads, n, d]; part i gathers row block i of every head.
+  const int64_t heads = rule.split_heads;
+  if (heads <= 0 || t.size(0) % (heads * n) != 0)
+    throw Error("weight table: " + name + " has " + std::to_string(t.size(0)) +
+                " rows, not divisible into " + std::to_string(heads) + " heads x " +
+                std::to_string(n) + " parts");
+  std::vector<int64_t> grouped{heads, n, t.size(0) / (heads * n)};
+  std::vector<int64_t> part_shape{t.size(0) / n};
+  for (int64_t dim = 1; dim < t.dim(); ++dim) {
+    grouped.push_back(t.size(dim));
+    part_shape.push_back(t.size(dim));
+  }
+  const auto view = t.view(grouped);
+  std::vector<at::Tensor> parts;
+  for (int64_t i = 0; i < n; ++i) parts.push_back(view.select(1, i).reshape(part_shape));
+  return parts;
+}
+
+}  // namespace
+
+int64_t parameter_count(const ModelWeights& w) {
+  std::set<const void*> seen;
+  int64_t total = 0;
+  auto add = [&](const at::Tensor& t) {
+    if (!t.defined() || !seen.insert(t.data_ptr()).second) return;
+    total += t.numel();
+  };
+  add(w.tok_embed);
+  for (const auto& l : w.layers)
+    for (auto f : {&LayerWeights::attn_norm, &LayerWeights::attn_norm_bias, &LayerWeights::w_q,
+                   &LayerWeights::b_q, &LayerWeights::w_k, &LayerWeights::b_k, &LayerWeights::w_v,
+                   &LayerWeights::b_v, &LayerWeights::w_o, &LayerWeights::b_o,
+                   &LayerWeights::mlp_norm, &LayerWeights::mlp_norm_bias, &LayerWeights::w_gate, &LayerWeights::b_gate,
+                   &LayerWeights::w_up, &LayerWeights::b_up, &LayerWeights::w_down,
+                   &LayerWeights::b_down})
+      add(l.*f);
+  for (const auto& layer : w.pe.layers)
+    for (const auto& [name, t] : layer) add(t);
+  for (const auto& [name, t] : w.pe.shared) add(t);
+  add(w.final_norm);
+  add(w.final_norm_bias);
+  add(w.unembed);
+  add(w.unembed_bias);
+  return total;
+}
+
+ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
+                          const ModelConfig& config, c10::Device device, c10::ScalarType dtype) {
+  std::map<std::string, const TensorInfo*> stored;
+  for (const auto& info : source.tensors()) stored[info.name] = &info;
+  std::set<std::string> used;
+
+  // A hostile or mistaken config (num_hidden_layers: 1000000000) must fail on the file's
+  // contents, not by allocating a billion layers: the last layer's first required tensor has to
+  // exist before any layer is made.
+  for (const auto& rule : table.rules)
+    if (has_layer(rule.pattern) && !rule.optional) {
+      const auto last = with_layer(rule.pattern, config.n_layers - 1);
+      if (!stored.count(last))
+        throw Error("missing tensor " + last + " in " + source.describe() + " (the config says " +
+                    std::to_string(config.n_layers) + " layers)");
+      break;
+    }
+
+  ModelWeights weights;
+  weights.layers.resize(static_cast<size_t>(config.n_layers));
+  weights.pe.layers.resize(static_cast<size_t>(config.n_layers));
+  weights.pe.device = device;
+
+  auto fetch = [&](const WeightRule& rule, const std::string& name) -> at::Tensor {
+    const auto it = stored.find(name);
+    if (it == stored.end()) {
+      if (rule.optional) return {};
+      throw Error("missing tensor " + name + " in " + source.describe());
+    }
+    if (it->second->shape != rule.stored_shape)
+      throw Error("expected " + shape_str(rule.stored_shape) + ", got " +
+                  shape_str(it->second->shape) + " for " + name + " in " + source.describe());
+    used.insert(name);
+    const at::Tensor stored_tensor = source.load(name);
+    at::Tensor t = stored_tensor.to(dtype);
+    if (rule.transpose) t = t.t();
+    t = t.contiguous().to(device);
+    // Weights never alias the source's memory map: the model outlives the opened file.
+    if (t.data_ptr() == stored_tensor.data_ptr()) t = t.clone();
+    return t;
+  };
+
+  for (const auto& rule : table.rules) {
+    if (!has_layer(rule.pattern)) {
+      at::Tensor t = fetch(rule, rule.pattern);
+      if (!t.defined()) continue;
+      if (!rule.pe_name.empty())
+        weights.pe.shared[rule.pe_name] = t;
+      else
+        weights.*rule.model_target = t;
+      continue;
+    }
+    for (int64_t l = 0; l < config.n_layers; ++l) {
+      at::Tensor t = fetch(rule, with_layer(rule.pattern, l));
+      if (!t.defined()) continue;
+      auto& layer = weights.layers[static_cast<size_t>(l)];
+      if (!rule.pe_name.empty()) {
+        weights.pe.layers[static_cast<size_t>(l)][rule.pe_name] = t;
+      } else if (rule.layer_targets.size() == 1 || rule.split == WeightRule::Split::Shared) {
+        for (const auto target : rule.layer_targets) layer.*target = t;
+      } else {
+        const auto parts = split_fused(t, rule, with_layer(rule.pattern, l));
+        for (size_t i = 0; i < parts.size(); ++i)
+          layer.*rule.layer_targets[i] = parts[i].contiguous();
+      }
+    }
+  }
+
+  // Known tensors we do not need (causal-mask buffers, cached rotary tables).
+  for (const auto& pattern : table.ignored) {
+    if (!has_layer(pattern)) {
+      used.insert(pattern);
+      continue;
+    }
+    for (int64_t l = 0; l < config.n_layers; ++l) used.insert(with_layer(pattern, l));
+  }
+  std::vector<std::string> unused;
+  for (const auto& info : source.tensors())
+    if (!used.count(info.name)) unused.push_back(info.name);
+  if (!unused.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unused.size() && i < 5; ++i) list += (i ? ", " : "") + unused[i];
+    if (unused.size() > 5) list += " (and " + std::to_string(unused.size() - 5) + " more)";
+    throw Error("unexpected tensors in " + source.describe() + " for " + config.architecture +
+                " with " + std::to_string(config.n_layers) + " layers: " + list);
+  }
+  return weights;
+}
+
+namespace {
+
+/// The inverse of split_fused: the stored tensor from its parts.
+at::Tensor join_fused(const std::vector<at::Tensor>& parts, const WeightRule& rule) {
+  if (rule.split == WeightRule::Split::Shared) return parts.front();
+  if (rule.split == WeightRule::Split::Chunk) return torch::cat(parts, 0);
+  // PerHead: part i is row block i of every head; stack them back per head.
+  const auto n = static_cast<int64_t>(parts.size());
+  const int64_t heads = rule.split_heads, rows = parts.front().size(0);
+  std::vector<at::Tensor> grouped;
+  for (const auto& p : parts) {
+    auto shape = p.sizes().vec();
+    shape[0] = rows / heads;
+    shape.insert(shape.begin(), heads);
+    grouped.push_back(p.reshape(shape));
+  }
+  auto joined = torch::stack(grouped, 1);  // [heads, n, rows/heads, ...]
+  auto shape = parts.front().sizes().vec();
+  shape[0] = rows * n;
+  return joined.reshape(shape);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, at::Tensor>> table_tensors(const WeightTable& table,
+                                                              const ModelConfig& config,
+                                                              const ModelWeights& weights) {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  auto store = [&](const WeightRule& rule, const std::string& name, at::Tensor t) {
+    if (!t.defined()) {
+      if (rule.optional) return;
+      throw Error("weight table: the model has no tensor for " + name);
+    }
+    out.emplace_back(name, rule.transpose ? t.t() : t);
+  };
+  for (const auto& rule : table.rules) {
+    if (!has_layer(rule.pattern)) {
+      const at::Tensor t = !rule.pe_name.empty()
+                               ? (weights.pe.shared.count(rule.pe_name) ? weights.pe.shared.at(rule.pe_name)
+                                                                        : at::Tensor())
+                               : weights.*rule.model_target;
+      store(rule, rule.pattern, t);
+      continue;
+    }
+    for (int64_t l = 0; l < config.n_layers; ++l) {
+      const auto name = with_layer(rule.pattern, l);
+      const auto& layer = weights.layers.at(static_cast<size_t>(l));
+      if (!rule.pe_name.empty()) {
+        const auto& map = weights.pe.layers.at(static_cast<size_t>(l));
+        const auto it = map.find(rule.pe_name);
+        store(rule, name, it == map.end() ? at::Tensor() : it->second);
+      } else if (rule.layer_targets.size() == 1) {
+        store(rule, name, layer.*rule.layer_targets.front());
+      } else {
+        std::vector<at::Tensor> parts;
+        for (const auto target : rule.layer_targets) parts.push_back(layer.*target);
+        // Transposed fused tensors were split after the transpose; join, then undo it.
+        store(rule, name, join_fused(parts, rule));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace poslens

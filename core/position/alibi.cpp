@@ -1,0 +1,73 @@
+#include "core/position/alibi.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <string>
+
+#include "core/base/error.h"
+#include "core/position/component_params.h"
+
+namespace poslens {
+
+namespace {
+
+// m_h = 2^(-8(h+1)/n) for a power of two n: start = ratio = 2^(-8/n).
+std::vector<double> power_of_two_slopes(int64_t n) {
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t h = 0; h < n; ++h)
+    out.push_back(std::pow(2.0, -8.0 * static_cast<double>(h + 1) / static_cast<double>(n)));
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> alibi_slopes(int64_t n_heads) {
+  if (n_heads < 1)
+    throw Error("alibi_slopes: n_heads must be >= 1, got " + std::to_string(n_heads));
+  int64_t closest = 1;  // 2^floor(log2 n_heads), computed in integers
+  while (closest * 2 <= n_heads) closest *= 2;
+  if (closest == n_heads) return power_of_two_slopes(n_heads);
+  std::vector<double> out = power_of_two_slopes(closest);
+  const std::vector<double> doubled = power_of_two_slopes(2 * closest);
+  for (size_t k = 0; static_cast<int64_t>(out.size()) < n_heads; k += 2) out.push_back(doubled[k]);
+  return out;
+}
+
+at::Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_len, int64_t k_len) {
+  if (slopes.empty()) throw Error("alibi_bias: no slopes (n_heads must be >= 1)");
+  if (q_len < 1 || k_len < 1 || q_len > k_len)
+    throw Error("alibi_bias: need 1 <= q_len <= k_len, got q_len=" + std::to_string(q_len) +
+                ", k_len=" + std::to_string(k_len));
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat64);
+  const auto i = torch::arange(k_len - q_len, k_len, opts).unsqueeze(1);  // [q, 1]
+  const auto j = torch::arange(0, k_len, opts).unsqueeze(0);              // [1, k]
+  const auto distance = (i - j).clamp_min(0.0);                           // 0 where j > i
+  const auto m = torch::tensor(slopes, opts).view({-1, 1, 1});
+  return (-m * distance.unsqueeze(0)).to(torch::kFloat32);
+}
+
+
+AlibiEncoding::AlibiEncoding(int64_t n_heads, bool causal)
+    : slopes_(alibi_slopes(n_heads)), causal_(causal) {}
+
+std::string AlibiEncoding::describe() const {
+  return "ALiBi (" + std::to_string(slopes_.size()) + " heads" +
+         (causal_ ? "" : ", symmetric |i-j|") + ")";
+}
+
+at::Tensor AlibiEncoding::bias(int layer, int64_t T) const {
+  (void)layer;
+  const auto b = alibi_bias(slopes_, T, T);
+  return causal_ ? b : symmetric_bias(b);
+}
+
+ComponentRecipe alibi_recipe(const PositionComponentSpec& spec, const PositionContext& c) {
+  ComponentParams(spec, {});
+  const int64_t heads = c.n_heads;
+  const bool causal = c.causal;
+  return {{}, [=](const PositionWeights&) { return std::make_unique<AlibiEncoding>(heads, causal); }};
+}
+
+}  // namespace poslens

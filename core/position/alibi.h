@@ -1,0 +1,50 @@
+#pragma once
+// ALiBi: attention with linear biases (Press et al. 2022; SPEC.md §2 "ALiBi";
+// reference: ofirpress/attention_with_linear_biases, HF `build_alibi_tensor`).
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "core/position/components.h"
+#include "core/position/relative_bias.h"
+
+namespace poslens {
+
+/// The per-head slopes m_h, h = 0..n_heads-1 (dimensionless, logit units per token of distance).
+///   Power-of-two H:  m_h = 2^(-8(h+1)/H)  (H=8: 1/2, 1/4, ..., 1/256).
+///   Otherwise (the reference's interleaving rule): with P = 2^floor(log2 H), the P slopes of
+///   the power-of-two rule for P, then every other slope (indices 0, 2, 4, ...) of the rule for
+///   2P, taking the first H - P of them (H=12: the 8-head slopes, then 2^-0.5, 2^-1.5, 2^-2.5,
+///   2^-3.5).
+/// Throws poslens::Error if n_heads < 1.
+std::vector<double> alibi_slopes(int64_t n_heads);
+
+/// The additive logit bias, float32 [head, q_pos, k_pos]:
+///   bias[h, r, j] = -m_h·(i - j)  for j <= i,   0 for j > i (future keys; masked anyway),
+/// where i = k_len - q_len + r is the absolute position of query row r (queries are the last
+/// q_len of the k_len positions; i = r when q_len == k_len). Not divided by sqrt(d).
+/// Throws poslens::Error if slopes is empty, q_len < 1, k_len < 1 or q_len > k_len.
+at::Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_len, int64_t k_len);
+
+
+/// ALiBi (Press et al. 2022): -m_h (i - j) with alibi_slopes(n_heads). Non-causal models get the
+/// symmetric -m_h |i - j| (the usual bidirectional form); no weights.
+class AlibiEncoding : public RelativeBiasEncoding {
+ public:
+  /// Throws poslens::Error if n_heads < 1.
+  AlibiEncoding(int64_t n_heads, bool causal);
+  std::string describe() const override;
+
+ protected:
+  at::Tensor bias(int layer, int64_t T) const override;
+
+ private:
+  std::vector<double> slopes_;
+  bool causal_;
+};
+
+/// The "alibi" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+ComponentRecipe alibi_recipe(const PositionComponentSpec& spec, const PositionContext& c);
+
+}  // namespace poslens

@@ -1,0 +1,62 @@
+#include "core/position/kerple.h"
+
+#include <torch/torch.h>
+
+#include "core/base/error.h"
+#include "core/position/component_params.h"
+
+namespace poslens {
+
+std::string to_string(KerpleVariant variant) {
+  return variant == KerpleVariant::Log ? "log" : "power";
+}
+
+at::Tensor kerple_bias(KerpleVariant variant, const at::Tensor& p, const at::Tensor& a,
+                       int64_t q_len, int64_t k_len) {
+  if (!p.defined() || !a.defined() || p.dim() != 1 || a.dim() != 1 || p.size(0) < 1 ||
+      p.size(0) != a.size(0))
+    throw Error("kerple_bias: p and a must both be [n_heads] with n_heads >= 1");
+  if (q_len < 1 || k_len < 1 || q_len > k_len)
+    throw Error("kerple_bias: need 1 <= q_len <= k_len, got q_len=" + std::to_string(q_len) +
+                ", k_len=" + std::to_string(k_len));
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat64).device(p.device());
+  const auto i = torch::arange(k_len - q_len, k_len, opts).unsqueeze(1);
+  const auto j = torch::arange(0, k_len, opts).unsqueeze(0);
+  const auto distance = (i - j).clamp_min(0.0).unsqueeze(0);  // [1, q, k]
+  const auto pp = p.to(opts).clamp_min(1e-2).view({-1, 1, 1});
+  const auto aa = a.to(opts).clamp_min(1e-2).view({-1, 1, 1});
+  const auto bias = variant == KerpleVariant::Log ? -pp * torch::log1p(aa * distance)
+                                                  : -aa * torch::pow(distance, pp);
+  return bias.to(torch::kFloat32);
+}
+
+
+KerpleEncoding::KerpleEncoding(KerpleVariant variant, std::vector<at::Tensor> p,
+                               std::vector<at::Tensor> a, bool causal, bool shared)
+    : variant_(variant), p_(std::move(p)), a_(std::move(a)), causal_(causal), shared_(shared) {}
+
+std::string KerpleEncoding::describe() const {
+  return "KERPLE (" + to_string(variant_) + ", " + describe_sharing(shared_) + ")";
+}
+
+at::Tensor KerpleEncoding::bias(int layer, int64_t T) const {
+  const auto l = static_cast<size_t>(layer);
+  const auto b = kerple_bias(variant_, p_.at(l).to(torch::kFloat32), a_.at(l).to(torch::kFloat32), T, T);
+  return causal_ ? b : symmetric_bias(b);
+}
+
+ComponentRecipe kerple_recipe(const PositionComponentSpec& spec, const PositionContext& c) {
+  const ComponentParams p(spec, {"variant", "shared"});
+  const auto variant = p.choice("variant", {"log", "power"}) == "log" ? KerpleVariant::Log
+                                                                     : KerpleVariant::Power;
+  const bool shared = p.flag("shared", false), causal = c.causal;
+  // Init: p ~ U(0, 2) and a ~ U(0, 1), chijames/KERPLE's get_parameter(scale, 'uniform').
+  return {{{"kerple_p", {c.n_heads}, !shared, false, {WeightInit::Kind::Uniform, 0.0, 2.0}},
+           {"kerple_a", {c.n_heads}, !shared, false, {WeightInit::Kind::Uniform, 0.0, 1.0}}},
+          [=](const PositionWeights& w) {
+            return std::make_unique<KerpleEncoding>(variant, w.per_layer("kerple_p", shared),
+                                                    w.per_layer("kerple_a", shared), causal, shared);
+          }};
+}
+
+}  // namespace poslens

@@ -1,0 +1,116 @@
+#include "core/position/rope.h"
+
+#include <torch/torch.h>
+
+#include <sstream>
+
+#include "core/base/error.h"
+#include "core/position/component_params.h"
+
+namespace poslens {
+
+at::Tensor rope_frequencies(double rope_theta, int64_t rotary_dim) {
+  const auto c = torch::arange(0, rotary_dim / 2, torch::kFloat64);
+  return torch::pow(rope_theta, -2.0 * c / static_cast<double>(rotary_dim));
+}
+
+namespace reference {
+
+at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& positions, double rope_theta,
+                      int64_t rotary_dim, RopePairing pairing) {
+  if (x.dim() != 4) throw Error("apply_rope: expected x [batch, pos, head, d_head]");
+  const int64_t d_head = x.size(3);
+  if (rotary_dim < 2 || rotary_dim % 2 != 0 || rotary_dim > d_head)
+    throw Error("apply_rope: rotary_dim " + std::to_string(rotary_dim) +
+                " must be even and in [2, d_head=" + std::to_string(d_head) + "]");
+  return apply_rotation(x, positions, rope_frequencies(rope_theta, rotary_dim), pairing);
+}
+
+}  // namespace reference
+
+at::Tensor apply_rotation(const at::Tensor& x, const at::Tensor& positions,
+                          const at::Tensor& inv_freq, RopePairing pairing,
+                          double attention_factor) {
+  if (x.dim() != 4) throw Error("apply_rotation: expected x [batch, pos, head, d_head]");
+  const int64_t d_head = x.size(3), half = inv_freq.size(0), rotary_dim = 2 * half;
+  if (rotary_dim < 2 || rotary_dim > d_head)
+    throw Error("apply_rotation: " + std::to_string(half) + " frequency pairs do not fit d_head=" +
+                std::to_string(d_head));
+  if (positions.dim() != 1 || positions.size(0) != x.size(1))
+    throw Error("apply_rotation: positions must be [pos] with pos = " + std::to_string(x.size(1)));
+
+  const auto freqs = inv_freq.to(x.device(), torch::kFloat64);
+  const auto angles = positions.to(x.device(), torch::kFloat64).unsqueeze(1) * freqs;  // [pos, half]
+  // [1, pos, 1, half] for broadcasting over batch and heads.
+  const auto cos = (angles.cos() * attention_factor).to(torch::kFloat32).view({1, -1, 1, half});
+  const auto sin = (angles.sin() * attention_factor).to(torch::kFloat32).view({1, -1, 1, half});
+
+  const auto rot = x.narrow(3, 0, rotary_dim).to(torch::kFloat32);
+  at::Tensor a, b;  // the two members of each pair, [batch, pos, head, half]
+  if (pairing == RopePairing::Interleaved) {
+    const auto pairs = rot.reshape({rot.size(0), rot.size(1), rot.size(2), half, 2});
+    a = pairs.select(4, 0);
+    b = pairs.select(4, 1);
+  } else {
+    a = rot.narrow(3, 0, half);
+    b = rot.narrow(3, half, half);
+  }
+  const auto out_a = a * cos - b * sin;
+  const auto out_b = a * sin + b * cos;
+  at::Tensor rotated = pairing == RopePairing::Interleaved
+                           ? torch::stack({out_a, out_b}, 4).flatten(3)
+                           : torch::cat({out_a, out_b}, 3);
+  rotated = rotated.to(x.scalar_type());
+  if (rotary_dim == d_head) return rotated;
+  return torch::cat({rotated, x.narrow(3, rotary_dim, d_head - rotary_dim)}, 3);
+}
+
+RotaryEncoding::RotaryEncoding(double rope_theta, int64_t rotary_dim, int64_t d_head,
+                               RopePairing pairing, RopeScaling scaling)
+    : rope_theta_(rope_theta),
+      rotary_dim_(rotary_dim),
+      d_head_(d_head),
+      pairing_(pairing),
+      scaling_(std::move(scaling)) {
+  rope_frequencies_scaled(rope_theta_, rotary_dim_, scaling_);  // reject bad parameters now
+}
+
+std::string RotaryEncoding::describe() const {
+  std::ostringstream out;
+  out << "RoPE (" << to_string(pairing_) << " pairs, rope_theta=" << rope_theta_;
+  if (rotary_dim_ != d_head_) out << ", rotary_dim=" << rotary_dim_ << " of " << d_head_;
+  if (scaling_.type != "default") out << ", rope_scaling=" << scaling_.type << " x" << scaling_.factor;
+  out << ")";
+  return out.str();
+}
+
+at::Tensor RotaryEncoding::rotate(const at::Tensor& x, const at::Tensor& positions) const {
+  // One path for every scaling type ("default" gives theta_c); dynamic NTK and longrope depend
+  // on the sequence length, so the frequencies are computed per call.
+  const auto f = rope_frequencies_scaled(rope_theta_, rotary_dim_, scaling_, positions.size(0));
+  return apply_rotation(x, positions, f.inv_freq, pairing_, f.attention_factor);
+}
+
+
+std::optional<RotaryInfo> RotaryEncoding::rotary_info(int64_t seq_len) const {
+  const auto f = rope_frequencies_scaled(rope_theta_, rotary_dim_, scaling_, seq_len);
+  return RotaryInfo{pairing_, rotary_dim_, d_head_, f.inv_freq.to(torch::kCPU, torch::kFloat64),
+                    f.attention_factor, rotary_dim_ / 2};
+}
+
+ComponentRecipe rope_recipe(const PositionComponentSpec& spec, const PositionContext& c) {
+  const ComponentParams p(spec, {"rope_theta", "pairing", "rotary_dim", "rope_scaling"});
+  const double theta = p.number("rope_theta", 10000.0);
+  const int64_t rotary_dim = p.integer("rotary_dim", c.d_head), d_head = c.d_head;
+  if (rotary_dim < 2 || rotary_dim > c.d_head || rotary_dim % 2)
+    throw Error(p.where() + ": \"rotary_dim\" must be even and in [2, d_head=" +
+                std::to_string(c.d_head) + "], got " + std::to_string(rotary_dim));
+  if (!(theta > 0)) throw Error(p.where() + ": \"rope_theta\" must be positive");
+  const auto scaling = rope_scaling_from_hf(p.raw(), theta, rotary_dim, c.n_ctx, p.where());
+  const auto pairing = p.pairing();
+  return {{}, [=](const PositionWeights&) {
+            return std::make_unique<RotaryEncoding>(theta, rotary_dim, d_head, pairing, scaling);
+          }};
+}
+
+}  // namespace poslens

@@ -1,0 +1,202 @@
+#include "core/runtime/checkpoint.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/models/architectures.h"
+#include "core/base/error.h"
+#include "core/formats/llama2c.h"
+#include "core/tokenizers/llama2c_tokenizer.h"
+#include "core/formats/safetensors.h"
+#include "core/formats/torch_zip.h"
+#include "core/models/weight_table.h"
+
+namespace poslens {
+namespace fs = std::filesystem;
+namespace {
+
+std::string stored_dtypes(const TensorSource& source) {
+  std::set<std::string> names;
+  for (const auto& t : source.tensors()) names.insert(to_string(t.dtype));
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : "+") + n;
+  return out;
+}
+
+/// The state_dict file of a folder without safetensors: HF's pytorch_model.bin, or model.pt
+/// (the PosLens format); empty if neither exists.
+fs::path torch_zip_in(const fs::path& folder) {
+  for (const char* name : {"pytorch_model.bin", "model.pt"})
+    if (fs::is_regular_file(folder / name)) return folder / name;
+  return {};
+}
+
+bool starts_with_zip_magic(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[2] = {0, 0};
+  in.read(magic, 2);
+  return in.gcount() == 2 && magic[0] == 'P' && magic[1] == 'K';
+}
+
+/// llama2.c keeps its tokenizer beside the model: tokenizer.bin, or tok<vocab>.bin.
+std::unique_ptr<Tokenizer> find_llama2c_tokenizer(const fs::path& model, int64_t vocab,
+                                                  const std::string& explicit_path,
+                                                  std::string& note) {
+  if (!explicit_path.empty()) return std::make_unique<Llama2cTokenizer>(explicit_path, vocab);
+  const fs::path dir = model.parent_path();
+  for (const fs::path& candidate :
+       {dir / "tokenizer.bin", dir / ("tok" + std::to_string(vocab) + ".bin")})
+    if (fs::is_regular_file(candidate))
+      return std::make_unique<Llama2cTokenizer>(candidate.string(), vocab);
+  note = "no llama2.c tokenizer found beside " + model.string() + " (looked for tokenizer.bin and tok" +
+         std::to_string(vocab) + ".bin; pass --tokenizer PATH)";
+  return nullptr;
+}
+
+LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig config,
+                   const LoadOptions& options) {
+  const auto device = parse_device(options.device);
+  const auto dtype = parse_dtype(options.dtype);
+  config.validate();
+  auto weights = load_weights(source, weight_table_for(config, source), config, device, dtype);
+  if (!out.tokenizer && !options.tokenizer.empty())  // e.g. a llama2.c model converted to HF
+    out.tokenizer = std::make_unique<Llama2cTokenizer>(options.tokenizer, config.vocab_size);
+  out.stored_dtype = stored_dtypes(source);
+  out.model = std::make_unique<Transformer>(std::move(config), std::move(weights));
+  out.n_params = parameter_count(out.model->weights());
+  return out;
+}
+
+}  // namespace
+
+c10::Device parse_device(const std::string& name) {
+  if (name == "auto") return torch::cuda::is_available() ? c10::Device(c10::kCUDA, 0) : c10::kCPU;
+  if (name == "cpu") return c10::kCPU;
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available())
+      throw Error("device \"" + name + "\" requested, but this LibTorch build has no CUDA device");
+    try {
+      return c10::Device(name);
+    } catch (const c10::Error&) {
+      throw Error("invalid device \"" + name + "\"");
+    }
+  }
+  throw Error("unknown device \"" + name + "\" (use cpu, cuda, cuda:N or auto)");
+}
+
+c10::ScalarType parse_dtype(const std::string& name) {
+  if (name == "float32" || name == "fp32") return torch::kFloat32;
+  if (name == "bfloat16" || name == "bf16") return torch::kBFloat16;
+  if (name == "float16" || name == "fp16") return torch::kFloat16;
+  throw Error("unknown dtype \"" + name + "\" (use float32, bfloat16 or float16)");
+}
+
+std::string dtype_name(c10::ScalarType dtype) {
+  switch (dtype) {
+    case torch::kFloat32: return "float32";
+    case torch::kBFloat16: return "bfloat16";
+    case torch::kFloat16: return "float16";
+    default: return c10::toString(dtype);
+  }
+}
+
+std::string describe(const LoadedModel& loaded) {
+  const auto& c = loaded.model->config();
+  std::ostringstream out;
+  out << "checkpoint:        " << loaded.path << "\n"
+      << "format:            " << loaded.format << "\n"
+      << "architecture:      " << c.architecture << "\n"
+      << "position encoding: " << loaded.model->position_encoding().describe() << "\n"
+      << "d_model:           " << c.d_model << "\n"
+      << "n_layers:          " << c.n_layers << "\n"
+      << "n_heads:           " << c.n_heads << "\n"
+      << "n_kv_heads:        " << c.n_kv_heads << "\n"
+      << "d_head:            " << c.d_head << "\n"
+      << "d_mlp:             " << c.d_mlp << "\n"
+      << "vocab:             " << c.vocab_size << "\n"
+      << "n_ctx:             " << c.n_ctx << "\n"
+      << "block:             " << to_string(c.norm) << ", " << to_string(c.mlp) << " "
+      << to_string(c.activation) << " MLP";
+  if (c.sliding_window) out << ", sliding window " << c.sliding_window;
+  if (c.parallel_residual) out << ", parallel attention + MLP";
+  if (!c.causal) out << ", bidirectional (not causal)";
+  out << "\n"
+      << "parameters:        " << loaded.n_params << "\n"
+      << "stored dtype:      " << loaded.stored_dtype << "\n"
+      << "compute:           " << loaded.model->device() << ", " << dtype_name(loaded.model->dtype())
+      << "\n"
+      << "tokenizer:         " << (loaded.tokenizer ? "llama2.c" : loaded.tokenizer_note) << "\n";
+  return out.str();
+}
+
+LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& options) {
+  const fs::path path(path_text);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(path_text + ": no such file or folder");
+
+  LoadedModel out;
+  out.path = path_text;
+  const std::string no_hf_tokenizer =
+      "no supported tokenizer for this model (HF tokenizers are not supported yet): use token ids";
+
+  if (fs::is_directory(path)) {
+    const fs::path config_path = path / "config.json";
+    if (!fs::is_regular_file(config_path))
+      throw Error(path_text + ": folder has no config.json (expected an HF or PosLens checkpoint "
+                              "folder)");
+    auto config = read_hf_config(config_path.string());
+    const fs::path single = path / "model.safetensors";
+    const fs::path index = path / "model.safetensors.index.json";
+    std::unique_ptr<TensorSource> source;
+    std::string storage;
+    if (fs::is_regular_file(single)) {
+      source = std::make_unique<SafetensorsFile>(single.string());
+      storage = "safetensors";
+    } else if (fs::is_regular_file(index)) {
+      source = std::make_unique<ShardedSafetensors>(index.string());
+      storage = "sharded safetensors";
+    } else if (const auto pickled = torch_zip_in(path); !pickled.empty()) {
+      source = std::make_unique<TorchZipFile>(pickled.string());
+      storage = "PyTorch zip " + pickled.filename().string();
+    } else {
+      throw Error(path_text + ": no model.safetensors, model.safetensors.index.json, "
+                              "pytorch_model.bin or model.pt in folder");
+    }
+    out.format = config.format + " (" + storage + ")";
+    out.tokenizer_note = no_hf_tokenizer;
+    return finish(std::move(out), *source, std::move(config), options);
+  }
+
+  // A weights file with the config beside it: a .safetensors file or a torch.save zip.
+  const bool safetensors = path.extension() == ".safetensors";
+  if (safetensors || starts_with_zip_magic(path)) {
+    const fs::path config = path.parent_path() / "config.json";
+    const std::string kind =
+        safetensors ? "a .safetensors file" : "a PyTorch zip (torch.save) state_dict";
+    if (!fs::is_regular_file(config))
+      throw Error(path_text + ": " + kind + " needs config.json beside it (" + config.string() +
+                  " not found)");
+    auto model_config = read_hf_config(config.string());
+    std::unique_ptr<TensorSource> source;
+    if (safetensors)
+      source = std::make_unique<SafetensorsFile>(path_text);
+    else
+      source = std::make_unique<TorchZipFile>(path_text);
+    out.format = model_config.format + (safetensors ? " (safetensors)" : " (PyTorch zip)");
+    out.tokenizer_note = no_hf_tokenizer;
+    return finish(std::move(out), *source, std::move(model_config), options);
+  }
+
+  Llama2cFile source(path_text);
+  out.format = "llama2.c";
+  const ModelConfig config = llama2c_config(source.header());
+  out.tokenizer = find_llama2c_tokenizer(path, config.vocab_size, options.tokenizer,
+                                         out.tokenizer_note);
+  return finish(std::move(out), source, config, options);
+}
+
+}  // namespace poslens

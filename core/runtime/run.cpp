@@ -1,0 +1,97 @@
+#include "core/runtime/run.h"
+
+#include <torch/torch.h>
+
+#include <sstream>
+
+#include "core/base/error.h"
+#include "core/formats/hdf5_export.h"
+
+namespace poslens {
+
+std::vector<int64_t> parse_token_ids(const std::string& text, int64_t vocab_size) {
+  std::vector<int64_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto first = item.find_first_not_of(" \t\n");
+    const auto last = item.find_last_not_of(" \t\n");
+    const std::string trimmed = first == std::string::npos ? "" : item.substr(first, last - first + 1);
+    size_t used = 0;
+    long long value = -1;
+    try {
+      value = std::stoll(trimmed, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (trimmed.empty() || used != trimmed.size())
+      throw Error("token ids: \"" + trimmed + "\" is not an integer (expected e.g. 1,403,411)");
+    if (value < 0 || value >= vocab_size)
+      throw Error("token ids: " + trimmed + " is outside the vocabulary [0, " +
+                  std::to_string(vocab_size) + ")");
+    ids.push_back(value);
+  }
+  if (ids.empty()) throw Error("token ids: the list is empty");
+  return ids;
+}
+
+std::vector<int64_t> encode_text(const LoadedModel& model, const std::string& text) {
+  if (text.empty()) throw Error("the text is empty: type something to run the model on");
+  if (!model.tokenizer)
+    throw Error(model.tokenizer_note.empty() ? "this model has no tokenizer: use token ids"
+                                             : model.tokenizer_note);
+  const bool bos = model.model->config().bos_token_id >= 0;
+  return model.tokenizer->encode(text, bos);
+}
+
+std::vector<std::string> token_labels(const LoadedModel& model, const std::vector<int64_t>& ids) {
+  std::vector<std::string> labels;
+  labels.reserve(ids.size());
+  for (const auto id : ids)
+    labels.push_back(model.tokenizer && id < model.tokenizer->vocab_size()
+                         ? model.tokenizer->token_text(id)
+                         : "#" + std::to_string(id));
+  return labels;
+}
+
+std::string display_label(const std::string& text) {
+  const auto first = text.find_first_not_of('\n');
+  if (first == std::string::npos) return text.empty() ? text : "⏎";
+  const auto last = text.find_last_not_of('\n');
+  std::string label;
+  for (char ch : text.substr(first, last - first + 1)) label += ch == '\n' ? "⏎" : std::string(1, ch);
+  if (label.find_first_not_of(' ') == std::string::npos) {
+    std::string spaces;
+    for (size_t i = 0; i < label.size(); ++i) spaces += "␣";
+    return spaces;
+  }
+  return label;
+}
+
+RunResult run_model(const LoadedModel& model, const std::vector<int64_t>& ids,
+                    const CaptureSpec& spec, const ProgressFn& progress) {
+  spec.check_matches_any(model.model->hook_points());
+  RunResult run;
+  run.ids = ids;
+  run.labels = token_labels(model, ids);
+  const auto tokens = torch::tensor(ids, torch::kLong).unsqueeze(0);
+  c10::InferenceMode inference;  // no autograd bookkeeping for a plain run
+  run.logits = model.model->forward(tokens, spec, &run.captures, progress);
+  return run;
+}
+
+void export_run(const std::string& path, const LoadedModel& model, const RunResult& run) {
+  std::vector<NamedCapture> captures;
+  for (const auto& [point, tensor] : run.captures.tensors)
+    captures.push_back({point.name(), point.dims(), tensor});
+  ExportMetadata meta;
+  meta.tool_version = POSLENS_VERSION;
+  meta.model_config_json = model.model->config().to_json();
+  meta.checkpoint = model.path;
+  meta.device = model.model->device().str();
+  meta.dtype = dtype_name(model.model->dtype());
+  const auto ids = torch::tensor(run.ids, torch::kLong).unsqueeze(0);
+  write_captures_hdf5(path, captures, ids, run.labels, meta);
+}
+
+}  // namespace poslens

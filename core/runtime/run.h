@@ -1,0 +1,45 @@
+#pragma once
+// One forward pass from user input to captures, shared by poslens-cli and the GUI worker.
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "core/runtime/checkpoint.h"
+#include "core/runtime/hook_points.h"
+#include "core/runtime/transformer.h"
+
+namespace poslens {
+
+/// Parses "1,2, 3" into ids. Throws poslens::Error for an empty list, a non-integer entry
+/// (naming it) or an id outside [0, vocab_size).
+std::vector<int64_t> parse_token_ids(const std::string& text, int64_t vocab_size);
+
+/// Encodes `text` with the model's tokenizer, BOS first when the model has one (Llama-style).
+/// Throws poslens::Error for empty text or when the model has no supported tokenizer (the
+/// message says to pass token ids instead).
+std::vector<int64_t> encode_text(const LoadedModel& model, const std::string& text);
+
+/// One label per id: the token's text from the tokenizer, or "#<id>" without one.
+std::vector<std::string> token_labels(const LoadedModel& model, const std::vector<int64_t>& ids);
+
+/// A token's text made fit for an axis label: surrounding newlines dropped (llama2.c's BOS piece
+/// is "\n<s>\n"), inner newlines shown as "⏎", an all-whitespace piece shown as "␣"s.
+std::string display_label(const std::string& token_text);
+
+struct RunResult {
+  std::vector<int64_t> ids;           ///< the input, [pos] (batch of one)
+  std::vector<std::string> labels;    ///< token_labels(ids)
+  Captures captures;                  ///< what the CaptureSpec selected
+  at::Tensor logits;                  ///< float32 [1, pos, vocab] on the model's device
+};
+
+/// Runs the model on `ids` as a batch of one. Throws poslens::Error for a capture pattern that
+/// matches no hook point of this model or bad ids, poslens::Cancelled from `progress`.
+RunResult run_model(const LoadedModel& model, const std::vector<int64_t>& ids,
+                    const CaptureSpec& spec, const ProgressFn& progress = {});
+
+/// Writes the captures of `run` as HDF5 (hdf5_export.h layout) with the model's metadata.
+void export_run(const std::string& path, const LoadedModel& model, const RunResult& run);
+
+}  // namespace poslens

@@ -1,0 +1,229 @@
+#include "core/runtime/transformer.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/base/error.h"
+
+namespace poslens {
+namespace {
+
+/// Keeps the hook points a CaptureSpec asks for: CPU, float32, contiguous. A tensor that is
+/// already so is kept without a copy; the forward pass never modifies tensors in place.
+class Recorder {
+ public:
+  Recorder(const CaptureSpec& spec, Captures* out) : spec_(spec), out_(out) {}
+  void operator()(HookKind kind, int layer, const at::Tensor& t) const {
+    if (!out_ || !t.defined() || !spec_.wants({kind, layer})) return;
+    // detach: a capture taken while training must not keep the autograd graph alive.
+    out_->tensors.emplace_back(HookPoint{kind, layer},
+                               t.detach().to(torch::kCPU, torch::kFloat32).contiguous());
+  }
+
+ private:
+  const CaptureSpec& spec_;
+  Captures* out_;
+};
+
+/// RMSNorm (Zhang & Sennrich 2019, as in HF LlamaRMSNorm): normalised in float32, then scaled.
+/// With a weight offset (Gemma) the scaling is done in float32 before the cast, as HF
+/// GemmaRMSNorm does: (normed * (offset + w)).to(dtype).
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, double offset) {
+  const auto xf = x.to(torch::kFloat32);
+  const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  if (offset != 0.0) return (normed * (weight.to(torch::kFloat32) + offset)).to(x.scalar_type());
+  return weight * normed.to(x.scalar_type());
+}
+
+at::Tensor norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight,
+                const at::Tensor& bias) {
+  if (c.norm == NormType::RMSNorm) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset);
+  // Undefined weight and bias: non-parametric LayerNorm (OLMo).
+  const auto g = weight.defined() ? weight.to(torch::kFloat32) : at::Tensor();
+  const auto b = bias.defined() ? bias.to(torch::kFloat32) : at::Tensor();
+  return at::layer_norm(x.to(torch::kFloat32), {x.size(-1)}, g, b, c.norm_eps)
+      .to(x.scalar_type());
+}
+
+at::Tensor activation(Activation a, const at::Tensor& x) {
+  switch (a) {
+    case Activation::SiLU: return at::silu(x);
+    case Activation::GeluNew: return at::gelu(x, "tanh");
+    case Activation::GeluExact: return at::gelu(x);
+  }
+  return x;
+}
+
+at::Tensor mlp(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
+  if (c.mlp == MlpType::Gated) {
+    const auto gate = activation(c.activation, at::linear(h, w.w_gate, w.b_gate));
+    return at::linear(gate * at::linear(h, w.w_up, w.b_up), w.w_down, w.b_down);
+  }
+  return at::linear(activation(c.activation, at::linear(h, w.w_up, w.b_up)), w.w_down, w.b_down);
+}
+
+}  // namespace
+
+at::Tensor allowed_keys(const ModelConfig& c, int64_t T, c10::Device device) {
+  const auto i = torch::arange(T, torch::dtype(torch::kLong).device(device)).unsqueeze(1);
+  const auto j = torch::arange(T, torch::dtype(torch::kLong).device(device)).unsqueeze(0);
+  auto allowed = c.causal ? (j <= i) : torch::ones({T, T}, torch::dtype(torch::kBool).device(device));
+  if (c.sliding_window > 0) allowed = allowed & ((i - j) < c.sliding_window);
+  return allowed;
+}
+
+
+at::Tensor Captures::find(const HookPoint& point) const {
+  for (const auto& [p, t] : tensors)
+    if (p == point) return t;
+  return {};
+}
+
+Transformer::Transformer(ModelConfig config, ModelWeights weights)
+    : config_(std::move(config)), weights_(std::move(weights)) {
+  config_.validate();
+  if (static_cast<int64_t>(weights_.layers.size()) != config_.n_layers)
+    throw Error("model weights have " + std::to_string(weights_.layers.size()) + " layers, config " +
+                std::to_string(config_.n_layers));
+  if (!weights_.unembed.defined()) weights_.unembed = weights_.tok_embed;  // tied
+  position_ = make_components_encoding(config_.pe_components, config_.position_context(), weights_.pe);
+}
+
+c10::Device Transformer::device() const { return weights_.tok_embed.device(); }
+c10::ScalarType Transformer::dtype() const { return weights_.tok_embed.scalar_type(); }
+
+std::vector<HookPoint> Transformer::hook_points() const {
+  const auto& pe = *position_;
+  std::vector<HookPoint> points{{HookKind::Embed, -1}};
+  if (pe.has_pe_state()) points.push_back({HookKind::PeState, -1});
+  if (pe.has_input_term()) points.push_back({HookKind::PosEmbed, -1});
+  for (int l = 0; l < config_.n_layers; ++l) {
+    for (auto kind : {HookKind::ResidPre, HookKind::Q, HookKind::K, HookKind::V})
+      points.push_back({kind, l});
+    if (pe.rotates()) {
+      points.push_back({HookKind::RotQ, l});
+      points.push_back({HookKind::RotK, l});
+    }
+    if (pe.has_position_scores()) points.push_back({HookKind::PosScores, l});
+    if (pe.has_cope()) {
+      points.push_back({HookKind::CopeGates, l});
+      points.push_back({HookKind::CopePos, l});
+    }
+    for (auto kind : {HookKind::AttnScores, HookKind::Pattern, HookKind::Z, HookKind::AttnOut,
+                      HookKind::ResidMid, HookKind::MlpOut, HookKind::ResidPost})
+      points.push_back({kind, l});
+  }
+  points.push_back({HookKind::LnFinal, -1});
+  points.push_back({HookKind::Logits, -1});
+  return points;
+}
+
+at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spec,
+                                Captures* captures, const ProgressFn& progress) const {
+  if (!tokens.defined() || tokens.dim() != 2)
+    throw Error("tokens must be a 2-D [batch, pos] tensor of ids");
+  if (tokens.numel() == 0) throw Error("no tokens to run (the input is empty)");
+  if (at::isFloatingType(tokens.scalar_type()) || tokens.scalar_type() == torch::kBool)
+    throw Error("token ids must be integers");
+  // Ids given on the CPU are checked there (free). Ids already on an accelerator are not read
+  // back: that would synchronise with the device on every forward (a training step's cost);
+  // an out-of-range id there fails inside index_select instead.
+  if (tokens.device().is_cpu()) {
+    const int64_t lo = tokens.min().item<int64_t>(), hi = tokens.max().item<int64_t>();
+    if (lo < 0 || hi >= config_.vocab_size)
+      throw Error("token id " + std::to_string(lo < 0 ? lo : hi) +
+                  " is outside the vocabulary [0, " + std::to_string(config_.vocab_size) + ")");
+  }
+  const auto ids = tokens.to(device(), torch::kLong);
+
+  const auto& c = config_;
+  const int64_t B = ids.size(0), T = ids.size(1), H = c.n_heads, Hkv = c.n_kv_heads, dh = c.d_head;
+  const Recorder record(spec, captures);
+  const auto positions = torch::arange(T, torch::dtype(torch::kLong).device(device()));
+  const auto allowed = allowed_keys(c, T, device());
+  const double scale = c.attention_scale();
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+
+  auto x = weights_.tok_embed.index_select(0, ids.flatten()).view({B, T, c.d_model});
+  // The scale is rounded to the compute dtype first, as HF Gemma's `normalizer` tensor is.
+  if (c.embed_scale != 1.0) x = x * torch::scalar_tensor(c.embed_scale, x.options());
+  record(HookKind::Embed, -1, x);
+  if (position_->has_input_term()) {
+    const auto input = position_->input_term(x, positions);
+    record(HookKind::PeState, -1, input.pe_state);
+    record(HookKind::PosEmbed, -1, input.added);
+    x = x + input.added;
+  }
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const auto& w = weights_.layers[static_cast<size_t>(l)];
+    record(HookKind::ResidPre, l, x);
+    const auto h = norm(c, x, w.attn_norm, w.attn_norm_bias);
+    auto q = at::linear(h, w.w_q, w.b_q).view({B, T, H, dh});
+    auto k = at::linear(h, w.w_k, w.b_k).view({B, T, Hkv, dh});
+    const auto v = at::linear(h, w.w_v, w.b_v).view({B, T, Hkv, dh});
+    record(HookKind::Q, l, q);
+    record(HookKind::K, l, k);
+    record(HookKind::V, l, v);
+    if (position_->rotates()) {
+      q = position_->rotate(q, positions);
+      k = position_->rotate(k, positions);
+      record(HookKind::RotQ, l, q);
+      record(HookKind::RotK, l, k);
+    }
+
+    const auto qh = q.transpose(1, 2);  // [B, H, T, dh]
+    auto kh = k.transpose(1, 2);        // [B, Hkv, T, dh]
+    auto vh = v.transpose(1, 2);
+    if (Hkv != H) {  // GQA: query head h reads kv head h / (H / Hkv)
+      kh = kh.repeat_interleave(H / Hkv, 1);
+      vh = vh.repeat_interleave(H / Hkv, 1);
+    }
+    const auto qk = torch::matmul(qh, kh.transpose(-1, -2)).to(torch::kFloat32);
+    auto logits = qk * scale;
+    if (position_->has_position_scores()) {
+      ScoreTerms terms;
+      position_->add_score_terms({l, h, qh, kh, vh, qk, allowed, scale, c.causal}, terms);
+      if (terms.content.defined()) logits = logits + terms.content;
+      if (terms.position.defined()) {
+        logits = logits + terms.position;
+        // Captured as a full [B, H, Q, K] tensor, 0 where the key is masked.
+        record(HookKind::PosScores, l,
+               terms.position.expand({B, H, T, T}).masked_fill(allowed.logical_not(), 0.0));
+      }
+      record(HookKind::CopeGates, l, terms.cope_gates);
+      record(HookKind::CopePos, l, terms.cope_positions);
+    }
+    const auto scores = logits.masked_fill(allowed.logical_not(), neg_inf);
+    record(HookKind::AttnScores, l, scores);
+    const auto pattern = torch::softmax(scores, -1);
+    record(HookKind::Pattern, l, pattern);
+    auto zh = torch::matmul(pattern.to(vh.scalar_type()), vh);  // [B, H, T, dh]
+    if (const auto extra = position_->value_term(l, pattern); extra.defined())
+      zh = zh + extra.to(zh.scalar_type());
+    const auto z = zh.transpose(1, 2);  // [B, T, H, dh]
+    record(HookKind::Z, l, z);
+    const auto attn_out = at::linear(z.reshape({B, T, H * dh}), w.w_o, w.b_o);
+    record(HookKind::AttnOut, l, attn_out);
+    const auto resid_mid = x + attn_out;
+    record(HookKind::ResidMid, l, resid_mid);
+
+    // Parallel blocks read the MLP input from the block input, not from resid_mid.
+    const auto& mlp_in = c.parallel_residual ? x : resid_mid;
+    const auto mlp_out = mlp(c, w, norm(c, mlp_in, w.mlp_norm, w.mlp_norm_bias));
+    record(HookKind::MlpOut, l, mlp_out);
+    x = resid_mid + mlp_out;
+    record(HookKind::ResidPost, l, x);
+    if (progress && !progress(l + 1, static_cast<int>(c.n_layers))) throw Cancelled();
+  }
+
+  x = norm(c, x, weights_.final_norm, weights_.final_norm_bias);
+  record(HookKind::LnFinal, -1, x);
+  const auto logits = at::linear(x, weights_.unembed, weights_.unembed_bias).to(torch::kFloat32);
+  record(HookKind::Logits, -1, logits);
+  return logits;
+}
+
+}  // namespace poslens

@@ -1,0 +1,67 @@
+#pragma once
+// The model runtime: a decoder-only transformer assembled from a ModelConfig and its weights,
+// with attention computed explicitly (scores -> mask -> float32 softmax) so that every term
+// can be captured at the hook points of SPEC.md §1.
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "core/runtime/hook_points.h"
+#include "core/models/model_config.h"
+#include "core/models/model_weights.h"
+#include "core/position/position_encoding.h"
+
+namespace poslens {
+
+/// Captured tensors of one forward pass, in forward order. Each is on the CPU, float32,
+/// contiguous, with the shape SPEC.md §1 gives for its hook point (batch dimension kept).
+struct Captures {
+  std::vector<std::pair<HookPoint, at::Tensor>> tensors;
+  /// The tensor of `point`, or an undefined tensor if it was not captured.
+  at::Tensor find(const HookPoint& point) const;
+};
+
+/// Called after each block with (blocks done, total blocks); return false to cancel, which
+/// makes forward() throw poslens::Cancelled.
+using ProgressFn = std::function<bool(int done, int total)>;
+
+/// bool [T, T] on `device`: true where query i may attend to key j (causal: j <= i; sliding
+/// window: i - j < sliding_window; otherwise every key).
+at::Tensor allowed_keys(const ModelConfig& config, int64_t T, c10::Device device);
+
+class Transformer {
+ public:
+  /// `weights` must already be on the compute device and dtype (see checkpoint.h).
+  /// Throws poslens::Error if the config is invalid or the position encoding lacks a weight.
+  Transformer(ModelConfig config, ModelWeights weights);
+
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+  const PositionEncoding& position_encoding() const { return *position_; }
+  c10::Device device() const;
+  c10::ScalarType dtype() const;
+
+  /// Every hook point this model produces, in forward order.
+  std::vector<HookPoint> hook_points() const;
+
+  /// Runs the model on `tokens` (int64 [batch, pos], ids < vocab_size, any device) and returns
+  /// the logits, float32 [batch, pos, vocab] on the model's device. Hook points that `spec`
+  /// wants are appended to `captures` (if non-null). Differentiable: gradients
+  /// reach every weight that requires grad (training); callers that only infer should hold a
+  /// c10::InferenceMode guard (run_model, the CLI, the benchmarks do). Ids on the CPU are range
+  /// checked; ids on an accelerator are not (no device synchronisation per call).
+  /// Throws poslens::Error for a bad token tensor (shape, dtype, id out of range, empty) and
+  /// poslens::Cancelled when `progress` returns false.
+  at::Tensor forward(const at::Tensor& tokens, const CaptureSpec& spec = {},
+                     Captures* captures = nullptr, const ProgressFn& progress = {}) const;
+
+ private:
+  ModelConfig config_;
+  ModelWeights weights_;
+  std::unique_ptr<PositionEncoding> position_;
+};
+
+}  // namespace poslens
