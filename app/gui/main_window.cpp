@@ -12,6 +12,9 @@
 #include <QSettings>
 #include <QStatusBar>
 
+#include <algorithm>
+#include <numeric>
+
 #include "app/gui/panels/panel_list.h"
 #include "widgets/figure_export.h"
 
@@ -47,6 +50,7 @@ MainWindow::~MainWindow() = default;
 void MainWindow::placePanels() {
   QDockWidget* left = nullptr;
   QDockWidget* right = nullptr;
+  QList<QDockWidget*> stacked_left;
   for (const auto& panel : panels_) {
     connect(panel.get(), &Panel::figureChanged, this, &MainWindow::updateActions);
     if (panel->placement() == Panel::Placement::Central) {
@@ -59,11 +63,21 @@ void MainWindow::placePanels() {
     dock->setWidget(panel->widget());
     addDockWidget(dockArea(panel->placement()), dock);
     view_menu_->addAction(dock->toggleViewAction());
+    if (panel->placement() == Panel::Placement::Left) stacked_left << dock;
     if (panel->placement() == Panel::Placement::Left && !left) left = dock;
     if (panel->placement() == Panel::Placement::Right && !right) right = dock;
   }
   if (right) resizeDocks({right}, {520}, Qt::Horizontal);
   if (left) resizeDocks({left}, {330}, Qt::Horizontal);
+  // Stacked docks start at their widgets' preferred heights (the rest goes to the first), so
+  // a form-like panel does not take half the column with empty space.
+  if (stacked_left.size() > 1) {
+    QList<int> heights;
+    for (auto* dock : stacked_left) heights << dock->widget()->sizeHint().height();
+    heights[0] = std::max(heights[0], height() - 150 - std::accumulate(heights.begin() + 1,
+                                                                        heights.end(), 0));
+    resizeDocks(stacked_left, heights, Qt::Vertical);
+  }
 }
 
 void MainWindow::buildMenus() {
