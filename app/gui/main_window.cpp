@@ -127,6 +127,7 @@ void MainWindow::connectSession() {
     }
   });
   connect(s, &Session::runFinished, this, &MainWindow::updateActions);
+  connect(s, &Session::runCleared, this, &MainWindow::updateActions);
   connect(s, &Session::failed, this, &MainWindow::showError);
   connect(s, &Session::cancelled, this, [this](const QString& tag) {
     statusBar()->showMessage(tag == "open" ? tr("Loading cancelled") : tr("Cancelled"), 5000);

@@ -89,8 +89,7 @@ void Session::setInput(const RunInput& input) {
 }
 
 void Session::run() {
-  bool opening = running_ && running_->tag == "open";  // runs once the model is there
-  for (const auto& job : queue_) opening = opening || job.tag == "open";
+  const bool opening = (running_ && running_->tag == "open") || queued("open");
   if (!model_ && !opening) {
     emit failed(tr("Nothing to run"), tr("Open a checkpoint first (File ▸ Open)."));
     return;
@@ -114,9 +113,7 @@ void Session::setView(const QString& view) {
   if (view.isEmpty() || view == view_) return;
   view_ = view;
   emit viewChanged(view_);
-  bool run_pending = running_ && running_->tag == "run";
-  for (const auto& job : queue_) run_pending = run_pending || job.tag == "run";
-  if (last_run_ || run_pending) run();  // runs capture only the shown view
+  if (last_run_ || queued("run") || (running_ && running_->tag == "run")) run();  // runs capture only the shown view
 }
 
 void Session::selectHead(int layer, int head) {
@@ -137,14 +134,20 @@ void Session::selectHead(int layer, int head) {
 void Session::setExportCaptures(const QString& captures) { export_captures_ = captures; }
 
 void Session::exportCaptures(const QString& path) {
-  if (!last_run_) {
+  // The export is of what is (or is about to be) shown: the newest run's input.
+  std::optional<RunInput> shown;
+  if (last_run_) shown = last_run_input_;
+  if (running_ && running_->tag == "run" && !running_->ticket.cancelled()) shown = running_->input;
+  for (const auto& job : queue_)
+    if (job.tag == "run") shown = job.input;
+  if (!shown) {
     emit failed(tr("Nothing to export"), tr("Run the model before exporting its captures."));
     return;
   }
   Job job;
   job.tag = QStringLiteral("export");
   job.busy_text = tr("Writing %1…").arg(path);
-  const RunInput input = last_run_input_;
+  const RunInput input = *shown;
   const QString captures = export_captures_;
   job.body = [path, input, captures](InferenceWorker& w, const JobTicket& t) {
     w.exportCaptures(t, path, input, captures);
@@ -193,6 +196,9 @@ void Session::dispatchNext() {
   if (running_ || queue_.empty()) return;
   running_ = std::move(queue_.front());
   queue_.pop_front();
+  // The worker frees the last run's captures before a new run (memory), so from here on only
+  // the new run's result can be shown.
+  if (running_->tag == "run") last_run_.reset();
   emit jobStarted(running_->tag, running_->ticket.generation);
   // One job at a time: the next is sent when this one's jobDone() comes back, so a job that
   // waits here can still be replaced or cancelled without the worker ever seeing it.
@@ -205,13 +211,21 @@ void Session::dispatchNext() {
       Qt::QueuedConnection);
 }
 
+bool Session::queued(const QString& tag) const {
+  for (const auto& job : queue_)
+    if (job.tag == tag) return true;
+  return false;
+}
+
 bool Session::current(quint64 generation) const {
   return running_ && running_->ticket.generation == generation && !running_->ticket.cancelled();
 }
 
 void Session::onJobDone(quint64 generation) {
   if (!running_ || running_->ticket.generation != generation) return;
+  const bool run_lost = running_->tag == "run" && !last_run_ && !queued("run");
   running_.reset();
+  if (run_lost) emit runCleared();
   dispatchNext();
   updateBusy();
 }

@@ -57,8 +57,8 @@ class Session : public QObject {
   void selectHead(int layer, int head);
   /// The hooks (comma-separated names or globs, `*` = all) exportCaptures() captures.
   void setExportCaptures(const QString& captures);
-  /// Re-runs the last run's input with exportCaptures() and writes HDF5 to `path`. Refused
-  /// with failed() before the first run.
+  /// Re-runs the input of the newest run (finished, running or queued) with
+  /// exportCaptureSpec() and writes HDF5 to `path`. Refused with failed() when there is none.
   void exportCaptures(const QString& path);
   /// Cancels every queued job and the running one; each emits cancelled() once.
   void cancel();
@@ -91,6 +91,9 @@ class Session : public QObject {
   /// Per-layer progress of the running open, run or export (total 0: indeterminate).
   void progress(int done, int total);
   void runFinished(const poslens::gui::RunSummary& summary);
+  /// The last run is gone without a newer one to show (a run started, then was cancelled or
+  /// failed: the worker frees the old captures when a run starts). Views of it should clear.
+  void runCleared();
   void headSelected(int layer, int head);
   void headReady(const poslens::HeatmapData& heatmap);
   void exported(const QString& path);
@@ -111,6 +114,7 @@ class Session : public QObject {
   /// Drops queued jobs of `tag` and cancels a running one, silently (they were superseded).
   void supersede(const QString& tag);
   void dispatchNext();
+  bool queued(const QString& tag) const;
   /// True when a worker signal with `generation` belongs to the running, uncancelled job.
   bool current(quint64 generation) const;
   void onJobDone(quint64 generation);

@@ -116,37 +116,46 @@ TEST_F(OpenSession, ArrowingOverHeadsDeliversOnlyTheLatestHead) {
   EXPECT_EQ(session.selectedHead(), std::make_pair(4, 7));
 }
 
-/// Blocks this (the GUI) thread without handling events, so the worker can finish a job and
-/// queue its result before the GUI learns of it: the case where only the generation stops a
-/// stale result.
-void busyGuiThread(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+/// Counts `signal` of the worker as it is emitted, on the worker thread.
+template <typename Signal>
+std::shared_ptr<std::atomic<int>> countOnWorker(Session& session, Signal signal) {
+  auto count = std::make_shared<std::atomic<int>>(0);
+  QObject::connect(session.worker(), signal, session.worker(), [count] { ++*count; },
+                   Qt::DirectConnection);
+  return count;
+}
+
+/// Blocks this (the GUI) thread without handling events until the worker has emitted
+/// `count` reaches `n`: the worker finished a job and queued its result before the GUI learns
+/// of it, the case where only the generation stops a stale result.
+bool workerSent(const std::atomic<int>& count, int n) {
+  for (int i = 0; i < 3000 && count < n; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return count >= n;
+}
 
 TEST_F(OpenSession, ResultsQueuedBeforeTheirJobWentStaleAreDropped) {
   QSignalSpy finished(&session, &Session::runFinished);
   QSignalSpy heads(&session, &Session::headReady);
-  QSignalSpy worker_heads(session.worker(), &InferenceWorker::headReady);
-  QSignalSpy worker_runs(session.worker(), &InferenceWorker::runFinished);
   session.setInput({"Once upon a time", false});
   session.run();
   ASSERT_TRUE(arrived(finished, 30000));
   ASSERT_TRUE(arrived(heads, 10000));
   heads.clear();
-  worker_heads.clear();
+  const auto worker_heads = countOnWorker(session, &InferenceWorker::headReady);
+  const auto worker_runs = countOnWorker(session, &InferenceWorker::runFinished);
 
   session.selectHead(1, 1);
-  busyGuiThread(500);  // the worker computes head (1, 1) and queues it
-  ASSERT_EQ(worker_heads.count(), 1) << "the worker did send head (1, 1)";
+  ASSERT_TRUE(workerSent(*worker_heads, 1)) << "the worker computes head (1, 1) and sends it";
   session.selectHead(2, 2);  // before the GUI handled that result
   ASSERT_TRUE(arrived(heads, 10000));
   settle();
   ASSERT_EQ(heads.count(), 1);
   EXPECT_EQ(heads.at(0).at(0).value<HeatmapData>().layer, 2);
 
-  worker_runs.clear();
   session.setInput({"Once", false});
   session.run();
-  busyGuiThread(800);  // the worker finishes this run and queues its summary
-  ASSERT_EQ(worker_runs.count(), 1);
+  ASSERT_TRUE(workerSent(*worker_runs, 1)) << "the worker finishes this run and sends it";
   session.setInput({"Once upon a time", false});
   session.run();
   ASSERT_TRUE(arrived(finished, 30000, 2));
@@ -181,6 +190,29 @@ TEST_F(OpenSession, CancelBetweenRunsIsHonoured) {
 
   session.run();  // a cancel is not sticky
   ASSERT_TRUE(arrived(finished, 30000, 2));
+}
+
+TEST_F(OpenSession, CancelledRunClearsTheOldRunInsteadOfFailingOnIt) {
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy cleared(&session, &Session::runCleared);
+  QSignalSpy failed(&session, &Session::failed);
+  QSignalSpy heads(&session, &Session::headReady);
+  session.setInput({"Once upon a time", false});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  ASSERT_TRUE(arrived(heads, 10000));
+  session.run();  // sent to the worker, which frees the old captures when it starts
+  session.cancel();
+  ASSERT_TRUE(arrived(cleared, 10000)) << "views of the freed run are told to clear";
+  EXPECT_FALSE(session.lastRun().has_value());
+  session.selectHead(2, 3);  // nothing to show: no request, no error
+  settle();
+  EXPECT_EQ(failed.count(), 0);
+  EXPECT_EQ(heads.count(), 1);
+  EXPECT_EQ(session.selectedHead(), std::make_pair(2, 3));
+  session.run();
+  ASSERT_TRUE(arrived(heads, 30000, 2)) << "the next run shows the selected head";
+  EXPECT_EQ(heads.at(1).at(0).value<HeatmapData>().layer, 2);
 }
 
 TEST(Session, OpenThenCancelDiscardsTheModel) {

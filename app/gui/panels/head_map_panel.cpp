@@ -16,6 +16,10 @@ HeadMapPanel::HeadMapPanel(Session& session) : Panel(session) {
     view_->setHeatmap(map);
     emit figureChanged();
   });
+  connect(&session, &Session::runCleared, this, [this] {
+    view_->clear();
+    emit figureChanged();
+  });
   connect(&session, &Session::modelOpened, this, [this] {
     view_->clear();
     emit figureChanged();

@@ -45,6 +45,7 @@ HeadsPanel::HeadsPanel(Session& session) : Panel(session) {
     grid_->setHeads(run.n_layers, run.n_heads, run.thumbnails);
     grid_->fitThumbnailsToWidth();
   });
+  connect(&session, &Session::runCleared, grid_, &HeadGrid::clear);
   connect(&session, &Session::headSelected, this, [this](int layer, int head) {
     const QSignalBlocker quiet(grid_);  // the Session already knows
     grid_->selectHead(layer, head);
