@@ -16,12 +16,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include "app/gui/inference_worker.h"
 #include "app/gui/main_window.h"
 #include "app/gui/panels/panel.h"
 #include "gui_test_util.h"
 #include "widgets/head_grid.h"
+#include "widgets/figure_export.h"
 #include "widgets/heatmap_view.h"
 
 namespace poslens::gui {
@@ -167,6 +169,53 @@ TEST(MainWindow, IsAssembledFromPanels) {
   EXPECT_EQ(docks, (QStringList{"heads", "input", "model"}));
   EXPECT_EQ(window.centralWidget(), heatmapView(window));
   EXPECT_NE(headGrid(window), nullptr);
+}
+
+/// The Input panel's button labelled `text`.
+QPushButton* button(MainWindow& w, const QString& text) {
+  for (auto* b : w.findChildren<QPushButton*>())
+    if (b->text() == text) return b;
+  return nullptr;
+}
+
+TEST(MainWindow, CancelWhileLoadingDiscardsTheModel) {
+  POSLENS_REQUIRE_STORIES();
+  MainWindow window;
+  window.show();
+  QSignalSpy worker_cancelled(window.session()->worker(), &InferenceWorker::cancelled);
+  QSignalSpy opened(window.session(), &Session::modelOpened);
+  window.openCheckpoint(stories());
+  auto* cancel = button(window, "Cancel");
+  ASSERT_NE(cancel, nullptr);
+  EXPECT_TRUE(cancel->isEnabled()) << "loading is busy and can be cancelled";
+  QTest::mouseClick(cancel, Qt::LeftButton);
+  EXPECT_FALSE(cancel->isEnabled());
+  ASSERT_TRUE(arrived(worker_cancelled, 30000));
+  test::settle();
+  EXPECT_EQ(opened.count(), 0);
+  EXPECT_FALSE(window.session()->hasModel());
+  EXPECT_FALSE(button(window, "Run")->isEnabled());
+  EXPECT_EQ(window.windowTitle(), "PosLens");
+}
+
+TEST(MainWindow, CentralPanelExportsItsFigureAsSvg) {
+  POSLENS_REQUIRE_STORIES();
+  MainWindow window;
+  window.show();
+  QSignalSpy head(window.session(), &Session::headReady);
+  window.runWhenLoaded();
+  window.openCheckpoint(stories());
+  ASSERT_TRUE(arrived(head, 30000));
+  Panel* centre = window.panels().front().get();
+  ASSERT_EQ(centre->placement(), Panel::Placement::Central);
+  EXPECT_TRUE(centre->hasFigure());
+  const auto svg = test::scratch_dir() / "head.svg";
+  QString error;
+  ASSERT_TRUE(centre->exportFigure(QString::fromStdString(svg.string()), FigureFormat::Svg, &error))
+      << error.toStdString();
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("<svg"), std::string::npos);
 }
 
 TEST(MainWindow, ArrowKeysInTheGridShowTheLastHead) {
