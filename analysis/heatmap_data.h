@@ -7,6 +7,17 @@
 
 namespace poslens {
 
+/// What the values of a map are; views pick the colour range from it (widgets/color_scale.h
+/// autoColorRange), so a probability map is always drawn on [0, 1] whatever its data range.
+enum class HeatmapKind {
+  Value,        ///< any real value: the finite data range
+  Probability,  ///< attention weights in [0, 1]: always [0, 1]
+  Logit,        ///< pre-softmax scores: the finite data range
+  Signed,       ///< values around 0 (position scores, differences): symmetric [-m, m]
+  Gate,         ///< CoPE gates, sigmoid outputs in [0, 1]: always [0, 1]
+  Position,     ///< CoPE contextual positions (>= 0): [0, max]
+};
+
 struct HeatmapData {
   int64_t rows = 0;                     ///< query positions shown (after pooling)
   int64_t cols = 0;                     ///< key positions shown (after pooling)
@@ -16,7 +27,8 @@ struct HeatmapData {
   std::vector<std::string> row_labels;  ///< one per source row (token text), may be empty
   std::vector<std::string> col_labels;  ///< one per source column, may be empty
   std::string title;                    ///< e.g. "L2 H5 pattern"
-  std::string value_name;               ///< e.g. "weight"
+  std::string value_name;               ///< label of the colour scale, e.g. "weight"
+  HeatmapKind kind = HeatmapKind::Value;  ///< picks the default colour range
   int layer = -1;
   int head = -1;
 

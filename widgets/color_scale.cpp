@@ -65,7 +65,7 @@ std::vector<std::pair<double, QColor>> colormapStops() {
 QColor nanCellColor() { return QColor(0xd8, 0xd8, 0xd8); }
 
 ColorRange autoColorRange(const HeatmapData& data) {
-  if (data.value_name == "weight") return {0.0, 1.0};
+  if (data.kind == HeatmapKind::Probability || data.kind == HeatmapKind::Gate) return {0.0, 1.0};
   double lo = std::numeric_limits<double>::infinity();
   double hi = -std::numeric_limits<double>::infinity();
   for (float v : data.values) {
@@ -74,6 +74,11 @@ ColorRange autoColorRange(const HeatmapData& data) {
     hi = std::max(hi, static_cast<double>(v));
   }
   if (!(lo <= hi)) return {0.0, 1.0};
+  if (data.kind == HeatmapKind::Signed) {  // 0 sits in the middle of the ramp
+    const double m = std::max(std::fabs(lo), std::fabs(hi));
+    return m > 0 ? ColorRange{-m, m} : ColorRange{-0.5, 0.5};
+  }
+  if (data.kind == HeatmapKind::Position && lo >= 0) lo = 0.0;  // position 0 is the darkest
   if (lo == hi) return {lo - 0.5, hi + 0.5};
   return {lo, hi};
 }

@@ -36,9 +36,10 @@ std::vector<std::pair<double, QColor>> colormapStops();
 /// Neutral light grey used for masked (NaN) cells.
 QColor nanCellColor();
 
-/// The default colour range of a map: [0, 1] when `data.value_name == "weight"` (attention
-/// probabilities), otherwise [min, max] of its finite values; a map with no finite values gives
-/// [0, 1], and a constant map c gives [c - 0.5, c + 0.5] so the range is never empty.
+/// The default colour range of a map, chosen by `data.kind`: [0, 1] for Probability and Gate;
+/// otherwise [min, max] of its finite values, widened to [-m, m] (m = max |value|) for Signed
+/// and starting at 0 for a non-negative Position map. A map with no finite values gives [0, 1],
+/// and a constant map c gives [c - 0.5, c + 0.5] so the range is never empty.
 ColorRange autoColorRange(const HeatmapData& data);
 
 /// One pixel per cell: an image of `data.cols` x `data.rows` pixels (pixel (x=c, y=r) is cell

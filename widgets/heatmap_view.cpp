@@ -1,67 +1,22 @@
 #include "widgets/heatmap_view.h"
 
+#include "widgets/figure_export.h"
+#include "widgets/token_axis.h"
+
 #include <qcustomplot.h>
 
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QStackedLayout>
-#include <QUuid>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace poslens {
 namespace {
 
-constexpr int kMaxTickLabelChars = 12;
 const char* const kEmptyText = "Open a checkpoint and press Run";
-
-/// Token text made visible on one line: control characters escaped.
-QString displayToken(const std::string& token) {
-  QString s = QString::fromStdString(token);
-  s.replace('\n', QStringLiteral("\\n"));
-  s.replace('\r', QStringLiteral("\\r"));
-  s.replace('\t', QStringLiteral("\\t"));
-  return s;
-}
-
-QString shortened(const QString& s) {
-  if (s.size() <= kMaxTickLabelChars) return s;
-  return s.left(kMaxTickLabelChars - 1) + QChar(0x2026);
-}
-
-/// Smallest of 1, 2, 5, 10, 20, 50, ... that is >= min_step.
-int niceStep(double min_step) {
-  if (!(min_step > 1.0)) return 1;
-  for (long base = 1; base < (1L << 30); base *= 10)
-    for (int m : {1, 2, 5})
-      if (m * base >= min_step) return static_cast<int>(m * base);
-  return 1 << 30;
-}
-
-/// How many cells apart the labels on `axis` must be so that neighbouring labels (one text line
-/// high: the x labels are rotated) do not overlap, for the current range and axis rect size.
-int desiredTickStep(const QCPAxis* axis, int fallback_px) {
-  const QRect r = axis->axisRect()->rect();
-  double px = axis->orientation() == Qt::Horizontal ? r.width() : r.height();
-  if (px < 20) px = fallback_px;
-  const double cells = std::max(axis->range().size(), 1.0);
-  const double line = QFontMetricsF(axis->tickLabelFont()).height() * 1.15;
-  return niceStep(line / (px / cells));
-}
-
-/// The block of source positions [first, last] behind shown cell `i` of a pooled axis with
-/// `shown` cells over `source` positions (block size ceil(source / shown), edge block smaller).
-std::pair<int64_t, int64_t> sourceBlock(int64_t i, int64_t shown, int64_t source) {
-  if (source <= shown || shown <= 0) return {i, i};
-  const int64_t block = (source + shown - 1) / shown;
-  return {i * block, std::min((i + 1) * block, source) - 1};
-}
 
 QString formatValue(double v) {
   if (std::isnan(v)) return QStringLiteral("masked");
@@ -124,13 +79,9 @@ void HeatmapView::buildPlot() {
   y->setLabel(QStringLiteral("query position"));
   y->setRangeReversed(true);  // query 0 at the top, like a matrix
   x->setTickLabelRotation(-90);
-  for (QCPAxis* axis : {x, y}) {
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    ticker->setSubTickCount(0);
-    axis->setTicker(ticker);
-    axis->grid()->setVisible(false);
-    axis->setSubTicks(false);
-  }
+  for (QCPAxis* axis : {x, y}) axis->grid()->setVisible(false);
+  key_axis_ = std::make_unique<TokenAxis>(x);
+  query_axis_ = std::make_unique<TokenAxis>(y);
 
   map_ = new QCPColorMap(x, y);
   map_->setInterpolate(false);
@@ -165,6 +116,8 @@ void HeatmapView::buildPlot() {
 void HeatmapView::showEmpty(const QString& text) {
   has_data_ = false;
   data_ = HeatmapData{};
+  key_axis_->clear();
+  query_axis_->clear();
   map_->data()->clear();
   title_->setText(QString());
   setHoverCell(-1, -1);
@@ -211,6 +164,8 @@ void HeatmapView::setHeatmap(const HeatmapData& data) {
       cells->setCell(c, r, static_cast<double>(line[std::min(c, cols - 1)]));
   }
 
+  key_axis_->setPositions(data_.cols, data_.source_cols, data_.col_labels);
+  query_axis_->setPositions(data_.rows, data_.source_rows, data_.row_labels);
   title_->setText(QString::fromStdString(data_.title));
   scale_->axis()->setLabel(QString::fromStdString(data_.value_name));
   setHoverCell(-1, -1);
@@ -257,49 +212,16 @@ int HeatmapView::fallbackAxisPixels(const QCPAxis* axis) const {
 
 // Called before every replot: label the cells that are visible, every k-th when crowded.
 void HeatmapView::updateTicks() {
-  struct AxisInfo {
-    QCPAxis* axis;
-    int64_t shown, source;
-    const std::vector<std::string>* labels;
-    int* step;
-  };
-  const AxisInfo axes[] = {
-      {plot_->xAxis, data_.cols, data_.source_cols, &data_.col_labels, &key_tick_step_},
-      {plot_->yAxis, data_.rows, data_.source_rows, &data_.row_labels, &query_tick_step_}};
-  for (const AxisInfo& a : axes) {
-    auto* ticker = static_cast<QCPAxisTickerText*>(a.axis->ticker().data());
-    ticker->clear();
-    if (!has_data_) continue;
-    const int step = desiredTickStep(a.axis, fallbackAxisPixels(a.axis));
-    *a.step = step;
-    const QCPRange range = a.axis->range();
-    const int64_t first = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(range.lower)));
-    const int64_t last =
-        std::min<int64_t>(a.shown - 1, static_cast<int64_t>(std::floor(range.upper)));
-    const bool pooled = a.shown != a.source;
-    QMap<double, QString> ticks;
-    for (int64_t i = (first + step - 1) / step * step; i <= last; i += step) {
-      QString text;
-      if (pooled) {
-        text = QString::number(sourceBlock(i, a.shown, a.source).first);
-      } else if (i < static_cast<int64_t>(a.labels->size())) {
-        const QString token = shortened(displayToken((*a.labels)[static_cast<std::size_t>(i)]));
-        text = step == 1 ? token : QStringLiteral("%1 %2").arg(i).arg(token.trimmed());
-      } else {
-        text = QString::number(i);
-      }
-      ticks.insert(static_cast<double>(i), text);
-    }
-    ticker->setTicks(ticks);
-  }
+  key_axis_->updateTicks(fallbackAxisPixels(plot_->xAxis));
+  query_axis_->updateTicks(fallbackAxisPixels(plot_->yAxis));
 }
 
 // After a resize the step chosen before the layout may no longer fit: replot once more.
 void HeatmapView::onAfterReplot() {
   if (!has_data_) return;
-  const int kx = desiredTickStep(plot_->xAxis, fallbackAxisPixels(plot_->xAxis));
-  const int ky = desiredTickStep(plot_->yAxis, fallbackAxisPixels(plot_->yAxis));
-  if ((kx != key_tick_step_ || ky != query_tick_step_) && relayout_guard_ < 3) {
+  const int kx = key_axis_->desiredStep(fallbackAxisPixels(plot_->xAxis));
+  const int ky = query_axis_->desiredStep(fallbackAxisPixels(plot_->yAxis));
+  if ((kx != key_axis_->step() || ky != query_axis_->step()) && relayout_guard_ < 3) {
     ++relayout_guard_;
     plot_->replot(QCustomPlot::rpQueuedReplot);
   } else {
@@ -376,56 +298,23 @@ QStringList HeatmapView::queryTickLabels() const {
   return QStringList(labels.begin(), labels.end());
 }
 
+bool HeatmapView::exportFigure(const QString& path, FigureFormat format, QString* error,
+                               int width, int height) {
+  const QString kind = figureSuffix(format).toUpper();
+  if (!has_data_) {
+    if (error) *error = tr("Cannot export %1 '%2': no heatmap is shown").arg(kind, path);
+    return false;
+  }
+  return exportPlot(*plot_, path, format, width, height, QString::fromStdString(data_.title),
+                    error);
+}
+
 bool HeatmapView::exportPng(const QString& path, int width, int height, QString* error) {
-  return exportTo(path, "PNG", error, [&](const QString& tmp) {
-    return plot_->savePng(tmp, std::max(width, 0), std::max(height, 0));
-  });
+  return exportFigure(path, FigureFormat::Png, error, width, height);
 }
 
 bool HeatmapView::exportPdf(const QString& path, QString* error, int width, int height) {
-  if (width <= 0 || height <= 0) {
-    const bool laid_out = plot_->width() >= 100 && plot_->height() >= 100;
-    width = laid_out ? plot_->width() : 800;
-    height = laid_out ? plot_->height() : 700;
-  }
-  const QString title = QString::fromStdString(data_.title);
-  return exportTo(path, "PDF", error, [&](const QString& tmp) {
-    return plot_->savePdf(tmp, width, height, QCP::epAllowCosmetic,
-                          QStringLiteral("PosLens"), title);
-  });
-}
-
-// Writes through a temporary file next to `path` and renames it over `path` on success.
-bool HeatmapView::exportTo(const QString& path, const char* kind_name, QString* error,
-                           const std::function<bool(const QString&)>& write) {
-  const QString kind = QString::fromLatin1(kind_name);
-  auto fail = [&](const QString& message) {
-    if (error) *error = message;
-    return false;
-  };
-  if (!has_data_) return fail(tr("Cannot export %1 '%2': no heatmap is shown").arg(kind, path));
-  if (path.isEmpty()) return fail(tr("Cannot export %1: no file name given").arg(kind));
-  const QFileInfo target(path);
-  const QDir dir = target.absoluteDir();
-  if (!dir.exists())
-    return fail(tr("Cannot export %1 '%2': folder '%3' does not exist")
-                    .arg(kind, path, dir.absolutePath()));
-  const QString tmp = dir.filePath(QStringLiteral(".%1.%2.part.%3")
-                                       .arg(target.completeBaseName(),
-                                            QUuid::createUuid().toString(QUuid::Id128).left(8),
-                                            target.suffix().isEmpty() ? kind.toLower()
-                                                                      : target.suffix()));
-  const bool written = write(tmp) && QFileInfo(tmp).size() > 0;
-  if (!written) {
-    QFile::remove(tmp);
-    return fail(tr("Could not write %1 '%2' (is the folder writable?)").arg(kind, path));
-  }
-  if (std::rename(QFile::encodeName(tmp).constData(), QFile::encodeName(path).constData()) != 0) {
-    QFile::remove(tmp);
-    return fail(tr("Could not write %1 '%2': renaming the temporary file failed").arg(kind, path));
-  }
-  if (error) error->clear();
-  return true;
+  return exportFigure(path, FigureFormat::Pdf, error, width, height);
 }
 
 }  // namespace poslens

@@ -11,11 +11,12 @@
 #include <QStringList>
 #include <QWidget>
 
-#include <functional>
+#include <memory>
 #include <optional>
 
 #include "analysis/heatmap_data.h"
 #include "widgets/color_scale.h"
+#include "widgets/figure_export.h"
 
 class QCustomPlot;
 class QCPAxis;
@@ -27,6 +28,8 @@ class QMouseEvent;
 class QStackedLayout;
 
 namespace poslens {
+
+class TokenAxis;
 
 class HeatmapView : public QWidget {
   Q_OBJECT
@@ -58,21 +61,25 @@ class HeatmapView : public QWidget {
   /// force across setHeatmap() until setAutoColorRange(). Ignored unless lo < hi (both finite).
   void setColorRange(double lo, double hi);
 
-  /// Back to the automatic colour range: [0, 1] when value_name == "weight" (attention
-  /// probabilities), else the finite data range of the map (autoColorRange()).
+  /// Back to the automatic colour range, chosen by the map's HeatmapData::kind
+  /// (autoColorRange(): [0, 1] for probabilities and gates, else from the data).
   void setAutoColorRange();
 
   /// The colour range in use now.
   ColorRange colorRange() const;
 
-  /// Writes the plot (title, map, colour scale; not the hover line) as PNG of `width` x `height`
-  /// pixels (0 = the widget's current size). Written to a temporary file in the target folder and
-  /// renamed over `path`, so a failed export leaves no file. Returns false and sets `*error`
-  /// (if non-null) to a message naming the path when nothing is shown or writing fails.
+  /// Writes the plot (title, map, colour scale; not the hover line) as `format` (PNG pixels,
+  /// PDF/SVG points) of `width` x `height` (0 = the widget's current size, or 800 x 700 before
+  /// the first layout) through widgets/figure_export.h: a temporary file renamed over `path`,
+  /// so a failed export leaves no file. Returns false and sets `*error` (if non-null) to a
+  /// message naming the path when nothing is shown or writing fails.
+  bool exportFigure(const QString& path, FigureFormat format, QString* error, int width = 0,
+                    int height = 0);
+
+  /// exportFigure() as PNG.
   bool exportPng(const QString& path, int width, int height, QString* error);
 
-  /// Like exportPng() but as a vector PDF page of `width` x `height` points (0 = current widget
-  /// size, or 800 x 700 when the widget has not been laid out yet).
+  /// exportFigure() as a vector PDF page.
   bool exportPdf(const QString& path, QString* error, int width = 0, int height = 0);
 
   // --- Inspection (tests, screenshots, the main window's status bar) -----------------------
@@ -115,14 +122,12 @@ class HeatmapView : public QWidget {
   void onMouseMove(QMouseEvent* event);
   void setHoverCell(int row, int col);
   QString describeCell(int row, int col) const;
-  bool exportTo(const QString& path, const char* kind, QString* error,
-                const std::function<bool(const QString&)>& write);
 
   HeatmapData data_;
   bool has_data_ = false;
   std::optional<ColorRange> fixed_range_;
-  int key_tick_step_ = 1;    ///< label every k-th key cell (set by updateTicks)
-  int query_tick_step_ = 1;
+  std::unique_ptr<TokenAxis> key_axis_;    ///< x: token ticks, thinned by pixel space
+  std::unique_ptr<TokenAxis> query_axis_;  ///< y
   int relayout_guard_ = 0;   ///< bounds the re-replots that settle the tick step after a resize
   int hover_row_ = -1, hover_col_ = -1;
 

@@ -16,48 +16,58 @@ namespace poslens::gui {
 
 struct InferenceWorker::State {
   std::unique_ptr<LoadedModel> model;
-  std::unique_ptr<RunResult> last_run;  // every capture of the last completed run
+  // Only the captures of the shown view (ARCHITECTURE.md: capture what the views show), so a
+  // 32-layer x 2048-token model keeps one [heads, pos, pos] tensor per layer, not every hook.
+  std::unique_ptr<RunResult> last_run;
+  QString last_view;
 };
 
 namespace {
 
 constexpr int kThumbnailCells = 48;
 
-/// Runs `body`, turning every exception into one failed() signal with a readable message.
+/// Runs `body`, turning every exception into one failed() (or cancelled()) signal with a
+/// readable message: nothing thrown on the worker thread may reach Qt's event loop.
 template <typename Body>
-void guarded(InferenceWorker* worker, const QString& title, Body&& body) {
+void guarded(InferenceWorker* worker, const JobTicket& job, const QString& title, Body&& body) {
   try {
+    if (job.cancelled()) throw Cancelled();  // cancelled while it waited in the queue
     body();
   } catch (const Cancelled&) {
-    emit worker->cancelled();
+    emit worker->cancelled(job.generation);
   } catch (const Error& e) {
-    emit worker->failed(title, QString::fromStdString(e.what()));
+    emit worker->failed(job.generation, title, QString::fromStdString(e.what()));
   } catch (const c10::Error& e) {
-    emit worker->failed(title, QString::fromStdString(e.what_without_backtrace()));
+    emit worker->failed(job.generation, title, QString::fromStdString(e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    emit worker->failed(title, QString::fromStdString(e.what()));
+    emit worker->failed(job.generation, title, QString::fromStdString(e.what()));
   }
 }
 
-/// A per-head view: which capture it shows and how it is labelled.
+/// A per-head view: which capture it shows, how it is labelled and coloured.
 struct HeadView {
-  HookKind kind;
+  HookKind hook;
   const char* title;
   const char* value_name;
+  HeatmapKind kind;
 };
 
 HeadView head_view(const QString& suffix) {
-  if (suffix == "hook_attn_scores") return {HookKind::AttnScores, "attention logits", "logit"};
-  if (suffix == "hook_pos_scores") return {HookKind::PosScores, "position scores", "logit"};
-  if (suffix == "hook_cope_gates") return {HookKind::CopeGates, "CoPE gates", "gate"};
-  if (suffix == "hook_cope_pos") return {HookKind::CopePos, "CoPE positions", "position"};
-  return {HookKind::Pattern, "attention pattern", "weight"};
+  if (suffix == "hook_attn_scores")
+    return {HookKind::AttnScores, "attention logits", "logit", HeatmapKind::Logit};
+  if (suffix == "hook_pos_scores")
+    return {HookKind::PosScores, "position scores", "logit", HeatmapKind::Signed};
+  if (suffix == "hook_cope_gates")
+    return {HookKind::CopeGates, "CoPE gates", "gate", HeatmapKind::Gate};
+  if (suffix == "hook_cope_pos")
+    return {HookKind::CopePos, "CoPE positions", "position", HeatmapKind::Position};
+  return {HookKind::Pattern, "attention pattern", "weight", HeatmapKind::Probability};
 }
 
 HeatmapData head_map(const RunResult& run, const ModelConfig& config, int layer, int head,
                      int max_cells, const QString& view_name) {
   const auto view = head_view(view_name);
-  const auto captured = run.captures.find({view.kind, layer});
+  const auto captured = run.captures.find({view.hook, layer});
   if (!captured.defined())
     throw Error("the last run has no " + std::string(view.title) + " for layer " +
                 std::to_string(layer));
@@ -71,8 +81,15 @@ HeatmapData head_map(const RunResult& run, const ModelConfig& config, int layer,
   map.layer = layer;
   map.head = head;
   map.value_name = view.value_name;
+  map.kind = view.kind;
   map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + view.title;
   return map;
+}
+
+std::vector<int64_t> input_ids(const LoadedModel& loaded, const RunInput& input) {
+  return input.as_token_ids
+             ? parse_token_ids(input.text.toStdString(), loaded.model->config().vocab_size)
+             : encode_text(loaded, input.text.toStdString());
 }
 
 }  // namespace
@@ -85,12 +102,15 @@ InferenceWorker::InferenceWorker(QObject* parent) : QObject(parent), state_(std:
 
 InferenceWorker::~InferenceWorker() = default;
 
-void InferenceWorker::openCheckpoint(const QString& path, const QString& device, const QString& dtype) {
-  guarded(this, tr("Cannot open checkpoint"), [&] {
+void InferenceWorker::open(const JobTicket& job, const QString& path, const QString& device,
+                           const QString& dtype) {
+  guarded(this, job, tr("Cannot open checkpoint"), [&] {
     LoadOptions options;
     options.device = device.toStdString();
     options.dtype = dtype.toStdString();
+    // Not interruptible: core's loader has no progress hook (the GUI shows a busy bar).
     auto loaded = std::make_unique<LoadedModel>(load_checkpoint(path.toStdString(), options));
+    if (job.cancelled()) throw Cancelled();  // discard it; the previous model stays
     ModelSummary summary;
     summary.path = path;
     summary.description = QString::fromStdString(describe(*loaded));
@@ -102,37 +122,30 @@ void InferenceWorker::openCheckpoint(const QString& path, const QString& device,
       if (point.layer == 0 && (point.kind == HookKind::PosScores || point.kind == HookKind::CopeGates ||
                                point.kind == HookKind::CopePos))
         summary.views << QString::fromStdString(point.name()).section('.', -1);
-    state_->model = std::move(loaded);  // replaced only once the new one loaded completely
-    state_->last_run.reset();
-    emit opened(summary);
+    state_->last_run.reset();  // free the old captures before the old model goes
+    state_->model = std::move(loaded);
+    emit opened(job.generation, summary);
   });
 }
 
-void InferenceWorker::run(quint64 generation, const QString& input, bool as_token_ids,
-                          const QString& captures, const QString& view) {
-  if (generation < latest_generation_) return;  // superseded while queued
-  cancel_ = false;
-  guarded(this, tr("Run failed"), [&] {
+void InferenceWorker::run(const JobTicket& job, const RunInput& input, const QString& view) {
+  guarded(this, job, tr("Run failed"), [&] {
     if (!state_->model) throw Error("open a checkpoint first");
     const auto& loaded = *state_->model;
-    const auto ids = as_token_ids
-                         ? parse_token_ids(input.toStdString(), loaded.model->config().vocab_size)
-                         : encode_text(loaded, input.toStdString());
-    std::vector<std::string> patterns{"blocks.*.attn.hook_pattern",
-                                      "blocks.*.attn." + view.toStdString()};
-    for (const auto& p : captures.split(',', Qt::SkipEmptyParts))
-      patterns.push_back(p.trimmed().toStdString());
+    const auto ids = input_ids(loaded, input);
+    const CaptureSpec spec({"blocks.*.attn." + view.toStdString()});
+    state_->last_run.reset();  // its captures are stale now; free them before the new run
     const auto start = std::chrono::steady_clock::now();
     auto result = std::make_unique<RunResult>(run_model(
-        loaded, ids, CaptureSpec(patterns), [this](int done, int total) {
-          emit progress(done, total);
-          return !cancel_;
+        loaded, ids, spec, [this, &job](int done, int total) {
+          emit progress(job.generation, done, total);
+          return !job.cancelled();
         }));
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     RunSummary summary;
-    summary.generation = generation;
+    summary.view = view;
     summary.n_layers = static_cast<int>(loaded.model->config().n_layers);
     summary.n_heads = static_cast<int>(loaded.model->config().n_heads);
     for (const auto& label : result->labels)
@@ -148,24 +161,42 @@ void InferenceWorker::run(quint64 generation, const QString& input, bool as_toke
                           .arg(seconds, 0, 'f', 3)
                           .arg(QString::fromStdString(display_label(token_labels(loaded, {next})[0])))
                           .arg(torch::softmax(last, -1)[next].item<double>(), 0, 'f', 3);
+    result->logits = at::Tensor();  // the summary has what the views need
     state_->last_run = std::move(result);
-    emit runFinished(summary);
+    state_->last_view = view;
+    if (job.cancelled()) throw Cancelled();
+    emit runFinished(job.generation, summary);
   });
 }
 
-void InferenceWorker::requestHead(int layer, int head, int max_cells, const QString& view) {
-  guarded(this, tr("Cannot show head"), [&] {
-    if (!state_->last_run) return;
-    emit headReady(head_map(*state_->last_run, state_->model->model->config(), layer, head,
-                            max_cells, view));
+void InferenceWorker::head(const JobTicket& job, int layer, int head, int max_cells,
+                           const QString& view) {
+  guarded(this, job, tr("Cannot show head"), [&] {
+    if (!state_->last_run) throw Error("run the model first");
+    auto map = head_map(*state_->last_run, state_->model->model->config(), layer, head,
+                        max_cells, view);
+    if (job.cancelled()) throw Cancelled();  // the user has moved on to another head
+    emit headReady(job.generation, map);
   });
 }
 
-void InferenceWorker::exportCaptures(const QString& path) {
-  guarded(this, tr("Export failed"), [&] {
-    if (!state_->model || !state_->last_run) throw Error("run the model before exporting");
-    export_run(path.toStdString(), *state_->model, *state_->last_run);
-    emit exported(path);
+void InferenceWorker::exportCaptures(const JobTicket& job, const QString& path,
+                                     const RunInput& input, const QString& captures) {
+  guarded(this, job, tr("Export failed"), [&] {
+    if (!state_->model) throw Error("open a checkpoint first");
+    std::vector<std::string> patterns;
+    for (const auto& p : captures.split(',', Qt::SkipEmptyParts))
+      patterns.push_back(p.trimmed().toStdString());
+    if (patterns.empty()) throw Error("choose which hooks to capture for export");
+    const auto& loaded = *state_->model;
+    // A fresh run with the export's capture spec: runs keep only what the views show.
+    const auto result = run_model(loaded, input_ids(loaded, input), CaptureSpec(patterns),
+                                  [this, &job](int done, int total) {
+                                    emit progress(job.generation, done, total);
+                                    return !job.cancelled();
+                                  });
+    export_run(path.toStdString(), loaded, result);
+    emit exported(job.generation, path);
   });
 }
 

@@ -1,9 +1,11 @@
 // The GUI as a user drives it: open stories260K, run, select a head, export; errors become one
-// dialog; cancel stops a run. Offscreen Qt, the real worker thread and model.
+// dialog; the panels follow the Session. Offscreen Qt, the real worker thread and model.
 #include <QApplication>
 #include <QComboBox>
-#include <QElapsedTimer>
+#include <QDockWidget>
+#include <QKeyEvent>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -14,29 +16,25 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
+#include "app/gui/inference_worker.h"
 #include "app/gui/main_window.h"
-#include "fixtures.h"
+#include "app/gui/panels/panel.h"
+#include "gui_test_util.h"
 #include "widgets/head_grid.h"
+#include "widgets/figure_export.h"
 #include "widgets/heatmap_view.h"
 
 namespace poslens::gui {
 namespace {
 
-QString stories() {
-  return QString::fromStdString((test::stories_dir() / "stories260K.bin").string());
-}
+using test::arrived;
+using test::stories;
 
-/// Waits until `spy` has recorded `count` signals, then lets the window handle them.
-/// (QSignalSpy::wait alone misses a signal the worker thread emitted before wait() started;
-/// the window's queued slot runs only once this thread processes its events.)
-bool arrived(QSignalSpy& spy, int timeout_ms, int count = 1) {
-  QElapsedTimer clock;
-  clock.start();
-  while (spy.count() < count && clock.elapsed() < timeout_ms) QTest::qWait(10);
-  QCoreApplication::processEvents();
-  return spy.count() >= count;
-}
+HeadGrid* headGrid(MainWindow& w) { return w.findChild<HeadGrid*>(); }
+HeatmapView* heatmapView(MainWindow& w) { return w.findChild<HeatmapView*>(); }
+QComboBox* viewSelector(MainWindow& w) { return w.findChild<QComboBox*>("viewSelector"); }
 
 /// The dialog the window shows for an error, or null.
 QMessageBox* error_dialog(MainWindow& w) { return w.findChild<QMessageBox*>(); }
@@ -45,22 +43,22 @@ TEST(MainWindow, OpenRunSelectHeadAndExport) {
   POSLENS_REQUIRE_STORIES();
   MainWindow window;
   window.show();
-  QSignalSpy opened(window.worker(), &InferenceWorker::opened);
+  QSignalSpy opened(window.session(), &Session::modelOpened);
   window.openCheckpoint(stories());
   ASSERT_TRUE(arrived(opened, 30000));
 
-  QSignalSpy finished(window.worker(), &InferenceWorker::runFinished);
-  QSignalSpy progress(window.worker(), &InferenceWorker::progress);
-  QSignalSpy head(window.worker(), &InferenceWorker::headReady);
+  QSignalSpy finished(window.session(), &Session::runFinished);
+  QSignalSpy progress(window.session(), &Session::progress);
+  QSignalSpy head(window.session(), &Session::headReady);
   window.setInputText("Once upon a time");
-  window.run();
+  window.session()->run();
   ASSERT_TRUE(arrived(finished, 30000));
   EXPECT_EQ(progress.count(), 5) << "one progress report per layer";
-  EXPECT_EQ(window.headGrid()->layerCount(), 5);
-  EXPECT_EQ(window.headGrid()->headCount(), 8);
+  EXPECT_EQ(headGrid(window)->layerCount(), 5);
+  EXPECT_EQ(headGrid(window)->headCount(), 8);
 
   ASSERT_TRUE(arrived(head, 10000)) << "a finished run shows the selected head (0, 0)";
-  window.headGrid()->selectHead(3, 6);
+  headGrid(window)->selectHead(3, 6);
   ASSERT_TRUE(arrived(head, 10000, 2));
   const auto map = head.at(1).at(0).value<HeatmapData>();
   EXPECT_EQ(map.layer, 3);
@@ -68,16 +66,18 @@ TEST(MainWindow, OpenRunSelectHeadAndExport) {
   EXPECT_EQ(map.rows, 5);  // BOS + 4 tokens
   EXPECT_EQ(map.row_labels.size(), 5u);
   QTest::qWait(50);
-  EXPECT_TRUE(window.heatmapView()->hasHeatmap());
-  EXPECT_EQ(window.heatmapView()->keyTickLabels().size(), 5);
+  EXPECT_TRUE(heatmapView(window)->hasHeatmap());
+  EXPECT_EQ(heatmapView(window)->keyTickLabels().size(), 5);
 
   const auto out = test::scratch_dir() / "gui.h5";
-  QSignalSpy exported(window.worker(), &InferenceWorker::exported);
-  emit window.requestExport(QString::fromStdString(out.string()));
+  QSignalSpy exported(window.session(), &Session::exported);
+  window.session()->exportCaptures(QString::fromStdString(out.string()));
   ASSERT_TRUE(arrived(exported, 10000));
   H5::H5File file(out.string(), H5F_ACC_RDONLY);
   EXPECT_TRUE(file.nameExists("/captures/blocks.3.attn.hook_pattern"));
-  EXPECT_TRUE(file.nameExists("/captures/blocks.0.attn.hook_rot_q")) << "default capture is *";
+  EXPECT_TRUE(file.nameExists("/captures/logits"));
+  EXPECT_FALSE(file.nameExists("/captures/blocks.0.attn.hook_rot_q"))
+      << "the default export is patterns + logits; everything is an explicit choice";
   EXPECT_EQ(error_dialog(window), nullptr);
 }
 
@@ -86,7 +86,7 @@ TEST(MainWindow, BrokenCheckpointShowsOneDialogAndKeepsTheWindow) {
   { std::ofstream(broken) << "not a model"; }
   MainWindow window;
   window.show();
-  QSignalSpy failed(window.worker(), &InferenceWorker::failed);
+  QSignalSpy failed(window.session(), &Session::failed);
   window.openCheckpoint(QString::fromStdString(broken.string()));
   ASSERT_TRUE(arrived(failed, 10000));
   QTest::qWait(50);
@@ -99,11 +99,11 @@ TEST(MainWindow, BrokenCheckpointShowsOneDialogAndKeepsTheWindow) {
 TEST(MainWindow, EmptyInputIsRefusedWithADialog) {
   POSLENS_REQUIRE_STORIES();
   MainWindow window;
-  QSignalSpy opened(window.worker(), &InferenceWorker::opened);
+  QSignalSpy opened(window.session(), &Session::modelOpened);
   window.openCheckpoint(stories());
   ASSERT_TRUE(arrived(opened, 30000));
   window.setInputText("   ");
-  window.run();
+  window.session()->run();
   auto* dialog = error_dialog(window);
   ASSERT_NE(dialog, nullptr);
   EXPECT_TRUE(dialog->text().contains("empty"));
@@ -125,23 +125,23 @@ TEST(MainWindow, ShowsCopeGatesOfAPosLensModel) {
   if (model.isEmpty()) GTEST_SKIP() << "/usr/bin/python3 with torch is needed to write the model";
   MainWindow window;
   window.show();
-  QSignalSpy opened(window.worker(), &InferenceWorker::opened);
+  QSignalSpy opened(window.session(), &Session::modelOpened);
   window.openCheckpoint(model);
   ASSERT_TRUE(arrived(opened, 30000));
   const auto views = opened.at(0).at(0).value<ModelSummary>().views;
   EXPECT_EQ(views, (QStringList{"hook_pattern", "hook_attn_scores", "hook_pos_scores",
                                 "hook_cope_gates", "hook_cope_pos"}));
-  EXPECT_EQ(window.viewSelector()->count(), 5);
+  EXPECT_EQ(viewSelector(window)->count(), 5);
 
-  QSignalSpy finished(window.worker(), &InferenceWorker::runFinished);
-  QSignalSpy head(window.worker(), &InferenceWorker::headReady);
+  QSignalSpy finished(window.session(), &Session::runFinished);
+  QSignalSpy head(window.session(), &Session::headReady);
   window.setInputText("1, 5, 9, 3, 3, 7");
-  window.run();
+  window.session()->run();
   ASSERT_TRUE(arrived(finished, 30000));
   ASSERT_TRUE(arrived(head, 10000));
   EXPECT_NE(head.at(0).at(0).value<HeatmapData>().title.find("attention pattern"), std::string::npos);
 
-  window.viewSelector()->setCurrentIndex(views.indexOf("hook_cope_gates"));  // re-runs
+  viewSelector(window)->setCurrentIndex(views.indexOf("hook_cope_gates"));  // re-runs
   ASSERT_TRUE(arrived(finished, 30000, 2));
   ASSERT_TRUE(arrived(head, 10000, 2));
   const auto map = head.at(1).at(0).value<HeatmapData>();
@@ -160,39 +160,102 @@ TEST(MainWindow, ShowsCopeGatesOfAPosLensModel) {
   EXPECT_EQ(error_dialog(window), nullptr);
 }
 
+TEST(MainWindow, IsAssembledFromPanels) {
+  MainWindow window;
+  ASSERT_EQ(window.panels().size(), 4u);
+  QStringList docks;
+  for (auto* dock : window.findChildren<QDockWidget*>()) docks << dock->objectName();
+  docks.sort();
+  EXPECT_EQ(docks, (QStringList{"heads", "input", "model"}));
+  EXPECT_EQ(window.centralWidget(), heatmapView(window));
+  EXPECT_NE(headGrid(window), nullptr);
+}
+
+/// The Input panel's button labelled `text`.
+QPushButton* button(MainWindow& w, const QString& text) {
+  for (auto* b : w.findChildren<QPushButton*>())
+    if (b->text() == text) return b;
+  return nullptr;
+}
+
+TEST(MainWindow, CancelWhileLoadingDiscardsTheModel) {
+  POSLENS_REQUIRE_STORIES();
+  MainWindow window;
+  window.show();
+  QSignalSpy worker_cancelled(window.session()->worker(), &InferenceWorker::cancelled);
+  QSignalSpy opened(window.session(), &Session::modelOpened);
+  window.openCheckpoint(stories());
+  auto* cancel = button(window, "Cancel");
+  ASSERT_NE(cancel, nullptr);
+  EXPECT_TRUE(cancel->isEnabled()) << "loading is busy and can be cancelled";
+  QTest::mouseClick(cancel, Qt::LeftButton);
+  EXPECT_FALSE(cancel->isEnabled());
+  ASSERT_TRUE(arrived(worker_cancelled, 30000));
+  test::settle();
+  EXPECT_EQ(opened.count(), 0);
+  EXPECT_FALSE(window.session()->hasModel());
+  EXPECT_FALSE(button(window, "Run")->isEnabled());
+  EXPECT_EQ(window.windowTitle(), "PosLens");
+}
+
+TEST(MainWindow, CentralPanelExportsItsFigureAsSvg) {
+  POSLENS_REQUIRE_STORIES();
+  MainWindow window;
+  window.show();
+  QSignalSpy head(window.session(), &Session::headReady);
+  window.runWhenLoaded();
+  window.openCheckpoint(stories());
+  ASSERT_TRUE(arrived(head, 30000));
+  Panel* centre = window.panels().front().get();
+  ASSERT_EQ(centre->placement(), Panel::Placement::Central);
+  EXPECT_TRUE(centre->hasFigure());
+  const auto svg = test::scratch_dir() / "head.svg";
+  QString error;
+  ASSERT_TRUE(centre->exportFigure(QString::fromStdString(svg.string()), FigureFormat::Svg, &error))
+      << error.toStdString();
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+}
+
+TEST(MainWindow, ArrowKeysInTheGridShowTheLastHead) {
+  POSLENS_REQUIRE_STORIES();
+  MainWindow window;
+  window.show();
+  QSignalSpy finished(window.session(), &Session::runFinished);
+  QSignalSpy head(window.session(), &Session::headReady);
+  window.setInputText("Once upon a time");
+  window.runWhenLoaded();
+  window.openCheckpoint(stories());
+  ASSERT_TRUE(arrived(finished, 30000));
+  ASSERT_TRUE(arrived(head, 10000));
+  head.clear();
+  for (int i = 0; i < 5; ++i) QTest::keyClick(headGrid(window), Qt::Key_Right);
+  QTest::keyClick(headGrid(window), Qt::Key_Down);
+  ASSERT_TRUE(arrived(head, 10000));
+  test::settle();
+  EXPECT_EQ(head.count(), 1) << "heads passed over are not painted";
+  EXPECT_EQ(heatmapView(window)->heatmap().layer, 1);
+  EXPECT_EQ(heatmapView(window)->heatmap().head, 5);
+}
+
 TEST(InferenceWorker, CancelStopsARunAtTheNextLayer) {
   POSLENS_REQUIRE_STORIES();
   InferenceWorker worker;  // driven directly on this thread
   QSignalSpy cancelled(&worker, &InferenceWorker::cancelled);
   QSignalSpy finished(&worker, &InferenceWorker::runFinished);
-  worker.openCheckpoint(stories(), "cpu", "float32");
+  QSignalSpy opened(&worker, &InferenceWorker::opened);
+  worker.open(JobTicket{1}, stories(), "cpu", "float32");
+  ASSERT_EQ(opened.count(), 1);
+  JobTicket run{2};
   QObject::connect(&worker, &InferenceWorker::progress, &worker,
-                   [&](int done, int) { if (done == 2) worker.requestCancel(); },
+                   [&](quint64, int done, int) { if (done == 2) run.cancel->store(true); },
                    Qt::DirectConnection);
-  worker.run(1, "Once upon a time", false, "", "hook_pattern");
-  EXPECT_EQ(cancelled.count(), 1);
+  worker.run(run, {"Once upon a time", false}, "hook_pattern");
+  ASSERT_EQ(cancelled.count(), 1);
+  EXPECT_EQ(cancelled.at(0).at(0).toULongLong(), 2u) << "carries the job's generation";
   EXPECT_EQ(finished.count(), 0);
-}
-
-TEST(InferenceWorker, SupersededRunIsSkipped) {
-  POSLENS_REQUIRE_STORIES();
-  InferenceWorker worker;
-  QSignalSpy finished(&worker, &InferenceWorker::runFinished);
-  worker.openCheckpoint(stories(), "cpu", "float32");
-  worker.setLatestGeneration(2);
-  worker.run(1, "stale request", false, "", "hook_pattern");
-  EXPECT_EQ(finished.count(), 0);
-  worker.run(2, "Lily", false, "", "hook_pattern");
-  EXPECT_EQ(finished.count(), 1);
 }
 
 }  // namespace
 }  // namespace poslens::gui
-
-int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY"))
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

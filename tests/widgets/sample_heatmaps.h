@@ -31,6 +31,7 @@ inline HeatmapData causalPattern(const std::vector<std::string>& tokens,
   d.row_labels = d.col_labels = tokens;
   d.title = title;
   d.value_name = "weight";
+  d.kind = HeatmapKind::Probability;
   return d;
 }
 
@@ -59,6 +60,7 @@ inline HeatmapData pooledMap(int64_t source, int64_t shown) {
   d.row_labels = d.col_labels = numberedTokens(source);
   d.title = "pooled";
   d.value_name = "weight";
+  d.kind = HeatmapKind::Probability;
   return d;
 }
 
@@ -70,6 +72,7 @@ inline HeatmapData constantMap(int64_t rows, int64_t cols, float value,
   d.cols = d.source_cols = cols;
   d.values.assign(static_cast<std::size_t>(rows * cols), value);
   d.value_name = value_name;
+  d.kind = value_name == "weight" ? HeatmapKind::Probability : HeatmapKind::Value;
   return d;
 }
 

@@ -58,6 +58,7 @@ TEST(ColorScale, AutoRangeIsUnitForWeightsElseFiniteDataRange) {
   EXPECT_DOUBLE_EQ(autoColorRange(d).hi, 1.0);
 
   d.value_name = "score";
+  d.kind = HeatmapKind::Logit;
   d.values = {-3.5f, kNaN, 2.0f, -std::numeric_limits<float>::infinity()};
   EXPECT_DOUBLE_EQ(autoColorRange(d).lo, -3.5);
   EXPECT_DOUBLE_EQ(autoColorRange(d).hi, 2.0);
@@ -86,6 +87,32 @@ TEST(ColorScale, ImageHasOnePixelPerCellQueryZeroOnTop) {
   short_values.values.resize(7);
   EXPECT_TRUE(heatmapImage(short_values, {0.0, 1.0}).isNull());
   EXPECT_TRUE(heatmapImage(HeatmapData{}, {0.0, 1.0}).isNull());
+}
+
+}  // namespace
+}  // namespace poslens
+
+namespace poslens {
+namespace {
+
+TEST(ColorScale, AutoRangeFollowsTheKindOfData) {
+  HeatmapData d = test_data::constantMap(1, 3, 0.0f, "value");
+  d.values = {0.2f, 0.3f, 0.4f};
+  d.kind = HeatmapKind::Gate;
+  EXPECT_DOUBLE_EQ(autoColorRange(d).lo, 0.0);
+  EXPECT_DOUBLE_EQ(autoColorRange(d).hi, 1.0);
+  d.kind = HeatmapKind::Logit;
+  EXPECT_DOUBLE_EQ(autoColorRange(d).lo, 0.2f);
+  d.kind = HeatmapKind::Position;
+  EXPECT_DOUBLE_EQ(autoColorRange(d).lo, 0.0);
+  EXPECT_DOUBLE_EQ(autoColorRange(d).hi, 0.4f);
+  d.values = {-0.5f, 0.0f, 2.0f};
+  d.kind = HeatmapKind::Signed;
+  EXPECT_DOUBLE_EQ(autoColorRange(d).lo, -2.0);
+  EXPECT_DOUBLE_EQ(autoColorRange(d).hi, 2.0);
+  d.value_name = "weight";  // the label does not choose the range
+  d.kind = HeatmapKind::Value;
+  EXPECT_DOUBLE_EQ(autoColorRange(d).lo, -0.5);
 }
 
 }  // namespace

@@ -1,0 +1,57 @@
+#pragma once
+// Small value results that cross from the worker thread to the GUI (queued signals). Plain Qt
+// and std types only: no LibTorch, so every GUI translation unit may include this.
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <atomic>
+#include <vector>
+
+#include "analysis/heatmap_data.h"
+
+namespace poslens::gui {
+
+struct ModelSummary {
+  QString path;
+  QString description;  ///< multi-line text of core describe()
+  int n_layers = 0;
+  int n_heads = 0;
+  bool has_tokenizer = false;
+  /// The per-head maps this model can show, as hook suffixes ("hook_pattern",
+  /// "hook_attn_scores", and where the position encoding has them "hook_pos_scores",
+  /// "hook_cope_gates", "hook_cope_pos"); the pattern comes first.
+  QStringList views;
+};
+
+struct RunSummary {
+  int n_layers = 0;
+  int n_heads = 0;
+  QString view;                              ///< hook suffix the thumbnails show
+  QStringList tokens;                        ///< one label per position
+  std::vector<poslens::HeatmapData> thumbnails;  ///< index layer * n_heads + head, pooled small
+  QString message;                           ///< timing and next-token prediction
+};
+
+/// What one run reads: the text (or comma-separated ids) and how to read it.
+struct RunInput {
+  QString text;
+  bool as_token_ids = false;
+  bool operator==(const RunInput& o) const { return text == o.text && as_token_ids == o.as_token_ids; }
+};
+
+/// Identity of one job on the worker. `cancel` is shared with the Session, which sets it when
+/// the job goes stale (a newer job of its tag) or the user cancels; the worker checks it between
+/// layers and before emitting, and the Session drops anything a cancelled job still sends.
+struct JobTicket {
+  quint64 generation = 0;
+  std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
+  bool cancelled() const { return cancel->load(); }
+};
+
+}  // namespace poslens::gui
+
+Q_DECLARE_METATYPE(poslens::gui::ModelSummary)
+Q_DECLARE_METATYPE(poslens::gui::RunSummary)
+Q_DECLARE_METATYPE(poslens::HeatmapData)

@@ -1,0 +1,245 @@
+#include "app/gui/session.h"
+
+#include <QFileInfo>
+
+#include "app/gui/inference_worker.h"
+
+namespace poslens::gui {
+
+Session::Session(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<RunInput>();
+  worker_ = new InferenceWorker;
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  connectWorker();
+  thread_.start();
+}
+
+Session::~Session() {
+  for (auto& job : queue_) job.ticket.cancel->store(true);
+  queue_.clear();
+  if (running_) running_->ticket.cancel->store(true);  // the worker stops at the next layer
+  thread_.quit();
+  thread_.wait();
+}
+
+void Session::connectWorker() {
+  // Queued: the worker emits on its thread, the Session's state lives on the GUI thread.
+  connect(worker_, &InferenceWorker::jobDone, this, &Session::onJobDone);
+  connect(worker_, &InferenceWorker::progress, this, [this](quint64 g, int done, int total) {
+    if (current(g)) emit progress(done, total);
+  });
+  connect(worker_, &InferenceWorker::failed, this,
+          [this](quint64 g, const QString& title, const QString& message) {
+            if (current(g)) emit failed(title, message);
+          });
+  connect(worker_, &InferenceWorker::opened, this, [this](quint64 g, const ModelSummary& m) {
+    if (!current(g)) return;
+    model_ = m;
+    last_run_.reset();
+    selected_ = {-1, -1};
+    if (m.views.contains(preferred_view_))
+      view_ = preferred_view_;
+    else if (!m.views.contains(view_))
+      view_ = QStringLiteral("hook_pattern");
+    emit modelOpened(m);
+    emit viewChanged(view_);
+  });
+  connect(worker_, &InferenceWorker::runFinished, this, [this](quint64 g, const RunSummary& r) {
+    if (!current(g)) return;
+    last_run_ = r;
+    last_run_input_ = running_->input;
+    const bool keep = selected_.first >= 0 && selected_.first < r.n_layers &&
+                      selected_.second >= 0 && selected_.second < r.n_heads;
+    emit runFinished(r);
+    selectHead(keep ? selected_.first : 0, keep ? selected_.second : 0);
+  });
+  connect(worker_, &InferenceWorker::headReady, this, [this](quint64 g, const HeatmapData& map) {
+    if (current(g)) emit headReady(map);
+  });
+  connect(worker_, &InferenceWorker::exported, this, [this](quint64 g, const QString& path) {
+    if (current(g)) emit exported(path);
+  });
+  // InferenceWorker::cancelled needs no handler: cancel() already told the views, and a job
+  // cancelled because a newer one replaced it is not news.
+}
+
+void Session::setLoadOptions(const QString& device, const QString& dtype) {
+  device_ = device;
+  dtype_ = dtype;
+}
+
+void Session::open(const QString& path) {
+  // Work queued for the old model is meaningless for the new one.
+  for (const char* tag : {"run", "head", "export"}) supersede(QString::fromLatin1(tag));
+  Job job;
+  job.tag = QStringLiteral("open");
+  job.busy_text = tr("Loading %1…").arg(QFileInfo(path).fileName());
+  const QString device = device_, dtype = dtype_;
+  job.body = [path, device, dtype](InferenceWorker& w, const JobTicket& t) {
+    w.open(t, path, device, dtype);
+  };
+  enqueue(std::move(job));
+}
+
+void Session::setInput(const RunInput& input) {
+  if (input == input_) return;
+  input_ = input;
+  emit inputChanged(input_);
+}
+
+void Session::run() {
+  const bool opening = (running_ && running_->tag == "open") || queued("open");
+  if (!model_ && !opening) {
+    emit failed(tr("Nothing to run"), tr("Open a checkpoint first (File ▸ Open)."));
+    return;
+  }
+  if (input_.text.trimmed().isEmpty()) {
+    emit failed(tr("Nothing to run"), tr("The input is empty: type some text or token ids."));
+    return;
+  }
+  supersede(QStringLiteral("head"));  // heads of the previous run
+  Job job;
+  job.tag = QStringLiteral("run");
+  job.busy_text = tr("Running…");
+  job.input = input_;
+  const RunInput input = input_;
+  const QString view = view_;
+  job.body = [input, view](InferenceWorker& w, const JobTicket& t) { w.run(t, input, view); };
+  enqueue(std::move(job));
+}
+
+void Session::setView(const QString& view) {
+  if (view.isEmpty() || view == view_) return;
+  view_ = view;
+  emit viewChanged(view_);
+  if (last_run_ || queued("run") || (running_ && running_->tag == "run")) run();  // runs capture only the shown view
+}
+
+void Session::selectHead(int layer, int head) {
+  if (selected_ != std::make_pair(layer, head)) {
+    selected_ = {layer, head};
+    emit headSelected(layer, head);
+  }
+  if (!last_run_ || layer < 0 || head < 0) return;
+  Job job;
+  job.tag = QStringLiteral("head");
+  const QString view = last_run_->view;
+  job.body = [layer, head, view](InferenceWorker& w, const JobTicket& t) {
+    w.head(t, layer, head, kHeadMapCells, view);
+  };
+  enqueue(std::move(job));
+}
+
+void Session::setExportCaptures(const QString& captures) { export_captures_ = captures; }
+
+void Session::exportCaptures(const QString& path) {
+  // The export is of what is (or is about to be) shown: the newest run's input.
+  std::optional<RunInput> shown;
+  if (last_run_) shown = last_run_input_;
+  if (running_ && running_->tag == "run" && !running_->ticket.cancelled()) shown = running_->input;
+  for (const auto& job : queue_)
+    if (job.tag == "run") shown = job.input;
+  if (!shown) {
+    emit failed(tr("Nothing to export"), tr("Run the model before exporting its captures."));
+    return;
+  }
+  Job job;
+  job.tag = QStringLiteral("export");
+  job.busy_text = tr("Writing %1…").arg(path);
+  const RunInput input = *shown;
+  const QString captures = export_captures_;
+  job.body = [path, input, captures](InferenceWorker& w, const JobTicket& t) {
+    w.exportCaptures(t, path, input, captures);
+  };
+  enqueue(std::move(job));
+}
+
+void Session::cancel() {
+  std::vector<QString> tags;
+  for (auto& job : queue_) {
+    job.ticket.cancel->store(true);
+    tags.push_back(job.tag);
+  }
+  queue_.clear();
+  if (running_ && !running_->ticket.cancelled()) {
+    running_->ticket.cancel->store(true);  // the worker stops at the next layer
+    tags.push_back(running_->tag);
+  }
+  updateBusy();
+  for (const auto& tag : tags) emit cancelled(tag);
+}
+
+bool Session::isBusy() const { return busy_; }
+
+void Session::enqueue(Job job) {
+  supersede(job.tag);
+  job.ticket.generation = ++next_generation_;
+  queue_.push_back(std::move(job));
+  dispatchNext();
+  updateBusy();
+}
+
+void Session::supersede(const QString& tag) {
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (it->tag == tag) {
+      it->ticket.cancel->store(true);
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (running_ && running_->tag == tag) running_->ticket.cancel->store(true);
+}
+
+void Session::dispatchNext() {
+  if (running_ || queue_.empty()) return;
+  running_ = std::move(queue_.front());
+  queue_.pop_front();
+  // The worker frees the last run's captures before a new run (memory), so from here on only
+  // the new run's result can be shown.
+  if (running_->tag == "run") last_run_.reset();
+  emit jobStarted(running_->tag, running_->ticket.generation);
+  // One job at a time: the next is sent when this one's jobDone() comes back, so a job that
+  // waits here can still be replaced or cancelled without the worker ever seeing it.
+  QMetaObject::invokeMethod(
+      worker_,
+      [worker = worker_, ticket = running_->ticket, body = running_->body] {
+        body(*worker, ticket);
+        emit worker->jobDone(ticket.generation);
+      },
+      Qt::QueuedConnection);
+}
+
+bool Session::queued(const QString& tag) const {
+  for (const auto& job : queue_)
+    if (job.tag == tag) return true;
+  return false;
+}
+
+bool Session::current(quint64 generation) const {
+  return running_ && running_->ticket.generation == generation && !running_->ticket.cancelled();
+}
+
+void Session::onJobDone(quint64 generation) {
+  if (!running_ || running_->ticket.generation != generation) return;
+  const bool run_lost = running_->tag == "run" && !last_run_ && !queued("run");
+  running_.reset();
+  if (run_lost) emit runCleared();
+  dispatchNext();
+  updateBusy();
+}
+
+void Session::updateBusy() {
+  QString what;
+  if (running_ && !running_->ticket.cancelled()) what = running_->busy_text;
+  for (const auto& job : queue_)
+    if (what.isEmpty()) what = job.busy_text;
+  const bool busy = !what.isEmpty();
+  if (busy == busy_ && (!busy || what == busy_what_)) return;
+  busy_ = busy;
+  busy_what_ = what;
+  emit busyChanged(busy, what);
+}
+
+}  // namespace poslens::gui

@@ -1,0 +1,146 @@
+#pragma once
+// Session: everything the GUI knows about the open model and its runs, with no widget in
+// sight, so it is tested without a window (tests/gui/test_session.cpp). It owns the
+// InferenceWorker thread and the one job queue to it; panels read its state and call its
+// requests, and listen to its signals.
+//
+// The queue: every job has a tag ("open", "run", "head", "export"). A newer job replaces a
+// still-queued job of the same tag; a running job of that tag is cancelled (the worker checks
+// the cancel flag per layer). Jobs go to the worker one at a time, and every result, progress,
+// failure and cancellation the worker sends carries its job's generation: the Session passes
+// on only what belongs to the running job while it is not cancelled, so nothing stale reaches
+// a view. (Idea from RenderDoc's ReplayManager and Hotspot's JobTracker.)
+#include <QObject>
+#include <QPointer>
+#include <QThread>
+
+#include <deque>
+#include <functional>
+#include <optional>
+
+#include "app/gui/run_types.h"
+
+namespace poslens::gui {
+
+class InferenceWorker;
+
+class Session : public QObject {
+  Q_OBJECT
+ public:
+  /// Largest map the head view is sent; larger maps are max-pooled on the worker.
+  static constexpr int kHeadMapCells = 1024;
+  /// The export capture spec of a new session: what poslens-cli captures by default.
+  static constexpr const char* kDefaultExportCaptures = "blocks.*.attn.hook_pattern,logits";
+
+  explicit Session(QObject* parent = nullptr);
+  /// Cancels whatever runs and waits for the worker thread to finish.
+  ~Session() override;
+
+  // --- Requests ------------------------------------------------------------------------
+
+  /// Loads `path` (file or folder) with the device and dtype of setLoadOptions(). Drops queued
+  /// runs, heads and exports and cancels a running one: they belong to the old model.
+  void open(const QString& path);
+  /// Device ("auto", "cpu", "cuda") and dtype applied by the next open().
+  void setLoadOptions(const QString& device, const QString& dtype);
+  /// The text (or comma-separated token ids) the next run() reads; emits inputChanged().
+  void setInput(const RunInput& input);
+  /// Runs the model on input() capturing only view(). Refused with failed() (no job) when no
+  /// model is open or the input is empty. Drops head requests of the previous run.
+  void run();
+  /// Shows per-head map `view` (a ModelSummary::views suffix); re-runs when a run was shown,
+  /// since runs capture only the shown view. Emits viewChanged().
+  void setView(const QString& view);
+  /// The view to pick when a model that has it opens (the command line's --view).
+  void setPreferredView(const QString& view) { preferred_view_ = view; }
+  /// Selects a head and asks the worker for its map (emits headSelected(), later headReady()).
+  void selectHead(int layer, int head);
+  /// The hooks (comma-separated names or globs, `*` = all) exportCaptures() captures.
+  void setExportCaptures(const QString& captures);
+  /// Re-runs the input of the newest run (finished, running or queued) with
+  /// exportCaptureSpec() and writes HDF5 to `path`. Refused with failed() when there is none.
+  void exportCaptures(const QString& path);
+  /// Cancels every queued job and the running one; each emits cancelled() once.
+  void cancel();
+
+  // --- State ---------------------------------------------------------------------------
+
+  bool hasModel() const { return model_.has_value(); }
+  /// The open model (empty ModelSummary when none).
+  ModelSummary model() const { return model_.value_or(ModelSummary{}); }
+  RunInput input() const { return input_; }
+  /// The last completed run (nullopt before the first, and after open()).
+  const std::optional<RunSummary>& lastRun() const { return last_run_; }
+  QString view() const { return view_; }
+  std::pair<int, int> selectedHead() const { return selected_; }
+  QString exportCaptureSpec() const { return export_captures_; }
+  /// True while an open, run or export job is queued or running (head maps do not count).
+  bool isBusy() const;
+  /// The worker object (on its own thread); for tests that watch its raw signals.
+  InferenceWorker* worker() const { return worker_; }
+
+ signals:
+  /// A job of `tag` started or ended that makes the session busy; `what` says what for the
+  /// status bar ("Loading x.bin…"), empty when no longer busy.
+  void busyChanged(bool busy, const QString& what);
+  /// A job of `tag` was sent to the worker (tests count these).
+  void jobStarted(const QString& tag, quint64 generation);
+  void modelOpened(const poslens::gui::ModelSummary& summary);
+  void inputChanged(const poslens::gui::RunInput& input);
+  void viewChanged(const QString& view);
+  /// Per-layer progress of the running open, run or export (total 0: indeterminate).
+  void progress(int done, int total);
+  void runFinished(const poslens::gui::RunSummary& summary);
+  /// The last run is gone without a newer one to show (a run started, then was cancelled or
+  /// failed: the worker frees the old captures when a run starts). Views of it should clear.
+  void runCleared();
+  void headSelected(int layer, int head);
+  void headReady(const poslens::HeatmapData& heatmap);
+  void exported(const QString& path);
+  /// A job of `tag` ended because of cancel() (not because a newer job replaced it).
+  void cancelled(const QString& tag);
+  void failed(const QString& title, const QString& message);
+
+ private:
+  struct Job {
+    QString tag;
+    JobTicket ticket;
+    QString busy_text;  ///< empty for jobs that do not make the session busy
+    RunInput input;     ///< what a "run" job reads (becomes the export's input when it ends)
+    std::function<void(InferenceWorker&, const JobTicket&)> body;
+  };
+
+  void enqueue(Job job);
+  /// Drops queued jobs of `tag` and cancels a running one, silently (they were superseded).
+  void supersede(const QString& tag);
+  void dispatchNext();
+  bool queued(const QString& tag) const;
+  /// True when a worker signal with `generation` belongs to the running, uncancelled job.
+  bool current(quint64 generation) const;
+  void onJobDone(quint64 generation);
+  void updateBusy();
+  void connectWorker();
+
+  QThread thread_;
+  InferenceWorker* worker_ = nullptr;  // lives on thread_, deleted when it finishes
+  std::deque<Job> queue_;
+  std::optional<Job> running_;
+  quint64 next_generation_ = 0;
+  bool busy_ = false;
+  QString busy_what_;
+
+  std::optional<ModelSummary> model_;
+  std::optional<RunSummary> last_run_;
+  RunInput input_;
+  RunInput last_run_input_;
+  QString view_ = QStringLiteral("hook_pattern");
+  QString preferred_view_;
+  std::pair<int, int> selected_{-1, -1};
+  QString export_captures_ = QString::fromLatin1(kDefaultExportCaptures);
+  QString device_ = QStringLiteral("auto");
+  QString dtype_ = QStringLiteral("float32");
+};
+
+}  // namespace poslens::gui
+
+Q_DECLARE_METATYPE(poslens::gui::RunInput)

@@ -1,0 +1,299 @@
+// The Session without any window: the job queue's replacement, cancellation and generation
+// rules, with the real worker thread and the stories260K model.
+#include <QSignalSpy>
+
+#include <gtest/gtest.h>
+
+#include <H5Cpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <filesystem>
+
+#include "app/gui/inference_worker.h"
+#include "app/gui/session.h"
+#include "gui_test_util.h"
+
+namespace poslens::gui {
+namespace {
+
+using test::arrived;
+using test::settle;
+using test::stories;
+
+/// How many jobs of `tag` the session sent to the worker.
+int started(const QSignalSpy& spy, const QString& tag) {
+  int n = 0;
+  for (const auto& args : spy) n += args.at(0).toString() == tag;
+  return n;
+}
+
+/// A session with stories260K open.
+class OpenSession : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    POSLENS_REQUIRE_STORIES();
+    QSignalSpy opened(&session, &Session::modelOpened);
+    session.setLoadOptions("cpu", "float32");
+    session.open(stories());
+    ASSERT_TRUE(arrived(opened, 30000));
+  }
+  Session session;
+};
+
+TEST(Session, QueuedRunReplacedByANewerOneRunsOnce) {
+  POSLENS_REQUIRE_STORIES();
+  Session session;
+  QSignalSpy jobs(&session, &Session::jobStarted);
+  QSignalSpy finished(&session, &Session::runFinished);
+  session.setLoadOptions("cpu", "float32");
+  session.open(stories());  // the worker is busy loading while the runs queue up
+  for (const char* text : {"Once", "Once upon", "Once upon a time"}) {
+    session.setInput({text, false});
+    session.run();
+  }
+  ASSERT_TRUE(arrived(finished, 30000));
+  settle();
+  EXPECT_EQ(started(jobs, "run"), 1) << "each newer run replaced the queued one";
+  EXPECT_EQ(finished.count(), 1);
+  EXPECT_EQ(finished.at(0).at(0).value<RunSummary>().tokens.size(), 5) << "BOS + 4 tokens";
+  EXPECT_EQ(session.lastRun()->tokens.size(), 5);
+}
+
+TEST_F(OpenSession, StaleRunningRunIsCancelledAndItsResultNeverEmitted) {
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy user_cancelled(&session, &Session::cancelled);
+  QSignalSpy worker_cancelled(session.worker(), &InferenceWorker::cancelled);
+  // While the first run is between layers 1 and 2, the user starts a newer run: the worker
+  // thread waits until the Session has queued it (and marked the running one stale).
+  std::atomic<bool> fired{false};
+  QObject::connect(
+      session.worker(), &InferenceWorker::progress, session.worker(),
+      [&](quint64, int done, int) {
+        if (done != 1 || fired.exchange(true)) return;
+        QMetaObject::invokeMethod(
+            &session,
+            [&] {
+              session.setInput({"Once upon a time", false});
+              session.run();
+            },
+            Qt::BlockingQueuedConnection);
+      },
+      Qt::DirectConnection);
+  session.setInput({"Once", false});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  settle();
+  EXPECT_TRUE(fired);
+  EXPECT_EQ(worker_cancelled.count(), 1) << "the stale run stopped at the next layer";
+  ASSERT_EQ(finished.count(), 1) << "only the newer run's result arrives";
+  EXPECT_EQ(finished.at(0).at(0).value<RunSummary>().tokens.size(), 5);
+  EXPECT_EQ(user_cancelled.count(), 0) << "a replaced job is not a user cancel";
+}
+
+TEST_F(OpenSession, ArrowingOverHeadsDeliversOnlyTheLatestHead) {
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy heads(&session, &Session::headReady);
+  QSignalSpy jobs(&session, &Session::jobStarted);
+  session.setInput({"Once upon a time", false});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  ASSERT_TRUE(arrived(heads, 10000)) << "a finished run shows the selected head";
+  EXPECT_EQ(heads.at(0).at(0).value<HeatmapData>().layer, 0);
+  heads.clear();
+  jobs.clear();
+  for (int layer = 0; layer < 5; ++layer)
+    for (int head = 0; head < 8; ++head) session.selectHead(layer, head);  // held arrow key
+  ASSERT_TRUE(arrived(heads, 10000));
+  settle();
+  ASSERT_EQ(heads.count(), 1) << "the heads passed over never reach the view";
+  const auto map = heads.at(0).at(0).value<HeatmapData>();
+  EXPECT_EQ(map.layer, 4);
+  EXPECT_EQ(map.head, 7);
+  EXPECT_EQ(map.kind, HeatmapKind::Probability);
+  EXPECT_LE(started(jobs, "head"), 2) << "queued head requests are replaced, not run";
+  EXPECT_EQ(session.selectedHead(), std::make_pair(4, 7));
+}
+
+/// Counts `signal` of the worker as it is emitted, on the worker thread.
+template <typename Signal>
+std::shared_ptr<std::atomic<int>> countOnWorker(Session& session, Signal signal) {
+  auto count = std::make_shared<std::atomic<int>>(0);
+  QObject::connect(session.worker(), signal, session.worker(), [count] { ++*count; },
+                   Qt::DirectConnection);
+  return count;
+}
+
+/// Blocks this (the GUI) thread without handling events until the worker has emitted
+/// `count` reaches `n`: the worker finished a job and queued its result before the GUI learns
+/// of it, the case where only the generation stops a stale result.
+bool workerSent(const std::atomic<int>& count, int n) {
+  for (int i = 0; i < 3000 && count < n; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return count >= n;
+}
+
+TEST_F(OpenSession, ResultsQueuedBeforeTheirJobWentStaleAreDropped) {
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy heads(&session, &Session::headReady);
+  session.setInput({"Once upon a time", false});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  ASSERT_TRUE(arrived(heads, 10000));
+  heads.clear();
+  const auto worker_heads = countOnWorker(session, &InferenceWorker::headReady);
+  const auto worker_runs = countOnWorker(session, &InferenceWorker::runFinished);
+
+  session.selectHead(1, 1);
+  ASSERT_TRUE(workerSent(*worker_heads, 1)) << "the worker computes head (1, 1) and sends it";
+  session.selectHead(2, 2);  // before the GUI handled that result
+  ASSERT_TRUE(arrived(heads, 10000));
+  settle();
+  ASSERT_EQ(heads.count(), 1);
+  EXPECT_EQ(heads.at(0).at(0).value<HeatmapData>().layer, 2);
+
+  session.setInput({"Once", false});
+  session.run();
+  ASSERT_TRUE(workerSent(*worker_runs, 1)) << "the worker finishes this run and sends it";
+  session.setInput({"Once upon a time", false});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000, 2));
+  settle();
+  ASSERT_EQ(finished.count(), 2);
+  EXPECT_EQ(finished.at(1).at(0).value<RunSummary>().tokens.size(), 5) << "the newer run only";
+}
+
+TEST_F(OpenSession, CancelBetweenRunsIsHonoured) {
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy cancelled(&session, &Session::cancelled);
+  QSignalSpy exported(&session, &Session::exported);
+  session.setInput({"Once upon a time", false});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+
+  // A run sent to the worker but not started, and an export queued behind it: Cancel stops both.
+  const auto path = ::poslens::test::scratch_dir() / "cancelled.h5";
+  session.run();
+  session.exportCaptures(QString::fromStdString(path.string()));
+  EXPECT_TRUE(session.isBusy());
+  session.cancel();
+  EXPECT_FALSE(session.isBusy());
+  settle(500);
+  EXPECT_EQ(finished.count(), 1) << "the cancelled run never finishes";
+  EXPECT_EQ(exported.count(), 0);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  QStringList tags;
+  for (const auto& args : cancelled) tags << args.at(0).toString();
+  tags.sort();
+  EXPECT_EQ(tags, (QStringList{"export", "run"})) << "each cancelled job says so once";
+
+  session.run();  // a cancel is not sticky
+  ASSERT_TRUE(arrived(finished, 30000, 2));
+}
+
+TEST_F(OpenSession, CancelledRunClearsTheOldRunInsteadOfFailingOnIt) {
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy cleared(&session, &Session::runCleared);
+  QSignalSpy failed(&session, &Session::failed);
+  QSignalSpy heads(&session, &Session::headReady);
+  session.setInput({"Once upon a time", false});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  ASSERT_TRUE(arrived(heads, 10000));
+  session.run();  // sent to the worker, which frees the old captures when it starts
+  session.cancel();
+  ASSERT_TRUE(arrived(cleared, 10000)) << "views of the freed run are told to clear";
+  EXPECT_FALSE(session.lastRun().has_value());
+  session.selectHead(2, 3);  // nothing to show: no request, no error
+  settle();
+  EXPECT_EQ(failed.count(), 0);
+  EXPECT_EQ(heads.count(), 1);
+  EXPECT_EQ(session.selectedHead(), std::make_pair(2, 3));
+  session.run();
+  ASSERT_TRUE(arrived(heads, 30000, 2)) << "the next run shows the selected head";
+  EXPECT_EQ(heads.at(1).at(0).value<HeatmapData>().layer, 2);
+}
+
+TEST(Session, OpenThenCancelDiscardsTheModel) {
+  POSLENS_REQUIRE_STORIES();
+  Session session;
+  QSignalSpy opened(&session, &Session::modelOpened);
+  QSignalSpy cancelled(&session, &Session::cancelled);
+  QSignalSpy failed(&session, &Session::failed);
+  QSignalSpy worker_cancelled(session.worker(), &InferenceWorker::cancelled);
+  session.setLoadOptions("cpu", "float32");
+  session.open(stories());
+  session.cancel();
+  ASSERT_EQ(cancelled.count(), 1);
+  EXPECT_EQ(cancelled.at(0).at(0).toString(), "open");
+  ASSERT_TRUE(arrived(worker_cancelled, 30000)) << "the worker threw the loaded model away";
+  settle();
+  EXPECT_EQ(opened.count(), 0);
+  EXPECT_FALSE(session.hasModel());
+  session.setInput({"Once", false});
+  session.run();
+  ASSERT_EQ(failed.count(), 1);
+  EXPECT_TRUE(failed.at(0).at(1).toString().contains("Open a checkpoint first"));
+}
+
+TEST_F(OpenSession, CancelledOpenKeepsThePreviousModel) {
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy worker_cancelled(session.worker(), &InferenceWorker::cancelled);
+  session.open(stories());
+  session.cancel();
+  ASSERT_TRUE(arrived(worker_cancelled, 30000));
+  EXPECT_TRUE(session.hasModel());
+  session.setInput({"Once upon a time", false});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000)) << "the worker still has the first model";
+}
+
+TEST_F(OpenSession, ExportReRunsTheInputWithTheChosenCaptures) {
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy exported(&session, &Session::exported);
+  QSignalSpy progress(&session, &Session::progress);
+  session.setInput({"Once upon a time", false});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  session.setInput({"Lily", false});  // edited after the run: the export is of what is shown
+  const auto dir = ::poslens::test::scratch_dir();
+  const auto small = dir / "patterns.h5";
+  EXPECT_EQ(session.exportCaptureSpec(), Session::kDefaultExportCaptures);
+  progress.clear();
+  session.exportCaptures(QString::fromStdString(small.string()));
+  ASSERT_TRUE(arrived(exported, 30000));
+  EXPECT_EQ(progress.count(), 5) << "the export re-runs the model, one report per layer";
+  {
+    H5::H5File file(small.string(), H5F_ACC_RDONLY);
+    EXPECT_TRUE(file.nameExists("/captures/blocks.3.attn.hook_pattern"));
+    EXPECT_TRUE(file.nameExists("/captures/logits"));
+    EXPECT_FALSE(file.nameExists("/captures/blocks.0.attn.hook_rot_q"));
+    H5::DataSet logits = file.openDataSet("/captures/logits");
+    hsize_t dims[3] = {0, 0, 0};
+    logits.getSpace().getSimpleExtentDims(dims);
+    EXPECT_EQ(dims[1], 5u) << "the last run's input, not the edited text";
+  }
+  const auto all = dir / "all.h5";
+  session.setExportCaptures("*");
+  session.exportCaptures(QString::fromStdString(all.string()));
+  ASSERT_TRUE(arrived(exported, 30000, 2));
+  H5::H5File file(all.string(), H5F_ACC_RDONLY);
+  EXPECT_TRUE(file.nameExists("/captures/blocks.0.attn.hook_rot_q"));
+}
+
+TEST(Session, RunWithoutAModelOrInputIsRefused) {
+  Session session;
+  QSignalSpy failed(&session, &Session::failed);
+  QSignalSpy jobs(&session, &Session::jobStarted);
+  session.setInput({"Once", false});
+  session.run();
+  ASSERT_EQ(failed.count(), 1);
+  EXPECT_TRUE(failed.at(0).at(1).toString().contains("Open a checkpoint first"));
+  session.exportCaptures("/tmp/x.h5");
+  EXPECT_EQ(failed.count(), 2);
+  EXPECT_EQ(jobs.count(), 0);
+}
+
+}  // namespace
+}  // namespace poslens::gui

@@ -1,0 +1,103 @@
+#include "widgets/figure_export.h"
+
+#include <qcustomplot.h>
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSvgGenerator>
+#include <QUuid>
+
+#include <cstdio>
+
+namespace poslens {
+
+FigureFormat figureFormatForPath(const QString& path) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == QLatin1String("pdf")) return FigureFormat::Pdf;
+  if (suffix == QLatin1String("svg")) return FigureFormat::Svg;
+  return FigureFormat::Png;
+}
+
+QString figureSuffix(FigureFormat format) {
+  switch (format) {
+    case FigureFormat::Pdf: return QStringLiteral("pdf");
+    case FigureFormat::Svg: return QStringLiteral("svg");
+    case FigureFormat::Png: break;
+  }
+  return QStringLiteral("png");
+}
+
+bool writeAtomically(const QString& path, const QString& kind,
+                     const std::function<bool(const QString& tmp)>& write, QString* error) {
+  auto fail = [&](const QString& message) {
+    if (error) *error = message;
+    return false;
+  };
+  if (path.isEmpty()) return fail(QObject::tr("Cannot export %1: no file name given").arg(kind));
+  const QFileInfo target(path);
+  const QDir dir = target.absoluteDir();
+  if (!dir.exists())
+    return fail(QObject::tr("Cannot export %1 '%2': folder '%3' does not exist")
+                    .arg(kind, path, dir.absolutePath()));
+  // Hidden and unique, in the target folder so the rename stays on one file system.
+  const QString tmp = dir.filePath(QStringLiteral(".%1.%2.part.%3")
+                                       .arg(target.completeBaseName(),
+                                            QUuid::createUuid().toString(QUuid::Id128).left(8),
+                                            target.suffix().isEmpty() ? kind.toLower()
+                                                                      : target.suffix()));
+  const bool written = write(tmp) && QFileInfo(tmp).size() > 0;
+  if (!written) {
+    QFile::remove(tmp);
+    return fail(QObject::tr("Could not write %1 '%2' (is the folder writable?)").arg(kind, path));
+  }
+  // std::rename replaces an existing file atomically; QFile::rename refuses to.
+  if (std::rename(QFile::encodeName(tmp).constData(), QFile::encodeName(path).constData()) != 0) {
+    QFile::remove(tmp);
+    return fail(QObject::tr("Could not write %1 '%2': renaming the temporary file failed")
+                    .arg(kind, path));
+  }
+  if (error) error->clear();
+  return true;
+}
+
+namespace {
+
+bool writeSvg(QCustomPlot& plot, const QString& tmp, int width, int height, const QString& title) {
+  QSvgGenerator generator;
+  generator.setFileName(tmp);
+  generator.setSize(QSize(width, height));
+  generator.setViewBox(QRect(0, 0, width, height));
+  generator.setTitle(title);
+  generator.setDescription(QStringLiteral("PosLens"));
+  QCPPainter painter;
+  if (!painter.begin(&generator)) return false;
+  plot.toPainter(&painter, width, height);
+  return painter.end();
+}
+
+}  // namespace
+
+bool exportPlot(QCustomPlot& plot, const QString& path, FigureFormat format, int width,
+                int height, const QString& title, QString* error) {
+  if (width <= 0 || height <= 0) {
+    const bool laid_out = plot.width() >= 100 && plot.height() >= 100;
+    width = laid_out ? plot.width() : 800;
+    height = laid_out ? plot.height() : 700;
+  }
+  const QString kind = figureSuffix(format).toUpper();
+  return writeAtomically(path, kind, [&](const QString& tmp) {
+    switch (format) {
+      case FigureFormat::Pdf:
+        return plot.savePdf(tmp, width, height, QCP::epAllowCosmetic, QStringLiteral("PosLens"),
+                            title);
+      case FigureFormat::Svg:
+        return writeSvg(plot, tmp, width, height, title);
+      case FigureFormat::Png:
+        break;
+    }
+    return plot.savePng(tmp, width, height);
+  }, error);
+}
+
+}  // namespace poslens

@@ -1,0 +1,36 @@
+#pragma once
+// Figure export shared by every plot panel: PNG, PDF and SVG of a QCustomPlot, always written
+// to a temporary file beside the target and renamed over it, so a failed or interrupted export
+// never leaves a half-written figure (or destroys the previous one). QCustomPlot stays
+// forward-declared: panels that do not draw with it can still use writeAtomically().
+#include <QString>
+
+#include <functional>
+
+class QCustomPlot;
+
+namespace poslens {
+
+enum class FigureFormat { Png, Pdf, Svg };
+
+/// The format named by `path`'s suffix (".png", ".pdf", ".svg", case-insensitive); PNG for any
+/// other suffix.
+FigureFormat figureFormatForPath(const QString& path);
+
+/// Lower-case suffix of `format` without the dot ("png", "pdf", "svg").
+QString figureSuffix(FigureFormat format);
+
+/// Calls `write(tmp)` with a temporary path in `path`'s folder and renames the result over
+/// `path`. Returns false and sets `*error` (if non-null) to a message naming `path` when the
+/// folder is missing, `write` fails, the file is empty or the rename fails; the temporary is
+/// removed then. `kind` names the format in messages ("PNG").
+bool writeAtomically(const QString& path, const QString& kind,
+                     const std::function<bool(const QString& tmp)>& write, QString* error);
+
+/// Writes `plot` as `format` at `width` x `height` (pixels for PNG, points for PDF and SVG;
+/// 0 = the plot's current size, or 800 x 700 when it has not been laid out yet). `title` goes
+/// into the PDF/SVG metadata. Same failure contract as writeAtomically().
+bool exportPlot(QCustomPlot& plot, const QString& path, FigureFormat format, int width,
+                int height, const QString& title, QString* error);
+
+}  // namespace poslens
