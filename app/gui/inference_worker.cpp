@@ -108,9 +108,18 @@ void InferenceWorker::open(const JobTicket& job, const QString& path, const QStr
     LoadOptions options;
     options.device = device.toStdString();
     options.dtype = dtype.toStdString();
-    // Not interruptible: core's loader has no progress hook (the GUI shows a busy bar).
+    // Progress per stored tensor; Cancel stops the load between two tensors.
+    int last_percent = -1;
+    options.progress = [&](int64_t done, int64_t total) {
+      const int percent = total > 0 ? static_cast<int>(100 * done / total) : 0;
+      if (percent != last_percent) {  // at most 101 signals, whatever the tensor count
+        last_percent = percent;
+        emit progress(job.generation, percent, 100);
+      }
+      return !job.cancelled();
+    };
     auto loaded = std::make_unique<LoadedModel>(load_checkpoint(path.toStdString(), options));
-    if (job.cancelled()) throw Cancelled();  // discard it; the previous model stays
+    if (job.cancelled()) throw Cancelled();  // cancelled after the last tensor: discard it
     ModelSummary summary;
     summary.path = path;
     summary.description = QString::fromStdString(describe(*loaded));

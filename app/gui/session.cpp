@@ -34,7 +34,10 @@ void Session::connectWorker() {
             if (current(g)) emit failed(title, message);
           });
   connect(worker_, &InferenceWorker::opened, this, [this](quint64 g, const ModelSummary& m) {
-    if (!current(g)) return;
+    // Not current(g): a cancel that reached the running open after the worker had installed
+    // the model cannot undo that, so the session must follow the worker (else a later run
+    // would use a model the views do not know).
+    if (!running_ || running_->ticket.generation != g) return;
     model_ = m;
     last_run_.reset();
     selected_ = {-1, -1};

@@ -39,7 +39,6 @@ ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& whe
   return c;
 }
 
-
 std::vector<ArchitectureEntry> gemma_architectures() {
   return {{"GemmaForCausalLM", {"gemma"},
            [](const nlohmann::json& j, const std::string&, const std::string& where) {

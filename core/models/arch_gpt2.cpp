@@ -47,11 +47,12 @@ WeightTable gpt2_hf_table(const ModelConfig& c, const std::string& prefix) {
     return r;
   };
   // The learned position table is the "learned_absolute" component's pe.pos_embed.
-  WeightRule wpe{prefix + "wpe.weight", {c.n_ctx, d}};
+  WeightRule wpe;
+  wpe.pattern = prefix + "wpe.weight";
+  wpe.stored_shape = {c.n_ctx, d};
   wpe.pe_name = "pos_embed";
   t.rules = {
       {prefix + "wte.weight", {c.vocab_size, d}, {}, &ModelWeights::tok_embed},
-      wpe,
       {p + "ln_1.weight", {d}, {&LayerWeights::attn_norm}},
       {p + "ln_1.bias", {d}, {&LayerWeights::attn_norm_bias}},
       transposed({p + "attn.c_attn.weight", {d, 3 * d},
@@ -68,13 +69,13 @@ WeightTable gpt2_hf_table(const ModelConfig& c, const std::string& prefix) {
       {prefix + "ln_f.weight", {d}, {}, &ModelWeights::final_norm},
       {prefix + "ln_f.bias", {d}, {}, &ModelWeights::final_norm_bias},
   };
+  t.rules.push_back(wpe);
   WeightRule lm_head{"lm_head.weight", {c.vocab_size, d}, {}, &ModelWeights::unembed};
   lm_head.optional = c.tie_word_embeddings;
   t.rules.push_back(lm_head);
   t.ignored = {p + "attn.bias", p + "attn.masked_bias"};
   return t;
 }
-
 
 std::vector<ArchitectureEntry> gpt2_architectures() {
   return {{"GPT2LMHeadModel", {"gpt2"},

@@ -88,7 +88,6 @@ WeightTable gpt_neox_hf_table(const ModelConfig& c) {
   return t;
 }
 
-
 std::vector<ArchitectureEntry> gpt_neox_architectures() {
   return {{"GPTNeoXForCausalLM", {"gpt_neox"},
            [](const nlohmann::json& j, const std::string&, const std::string& where) {

@@ -94,7 +94,6 @@ WeightTable llama2c_table(const ModelConfig& c) {
   return t;
 }
 
-
 std::vector<ArchitectureEntry> llama_family_architectures() {
   const auto read = [](const nlohmann::json& j, const std::string& name, const std::string& where) {
     return llama_config_from_hf(j, name, where);

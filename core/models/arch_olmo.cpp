@@ -31,7 +31,6 @@ WeightTable olmo_hf_table(const ModelConfig& c) {
   return t;
 }
 
-
 std::vector<ArchitectureEntry> olmo_architectures() {
   return {{"OlmoForCausalLM", {"olmo"},
            [](const nlohmann::json& j, const std::string&, const std::string& where) {

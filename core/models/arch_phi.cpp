@@ -79,7 +79,6 @@ WeightTable phi_hf_table(const ModelConfig& c) {
   return t;
 }
 
-
 std::vector<ArchitectureEntry> phi_architectures() {
   return {{"PhiForCausalLM", {"phi"},
            [](const nlohmann::json& j, const std::string&, const std::string& where) {

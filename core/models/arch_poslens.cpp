@@ -122,7 +122,6 @@ WeightTable poslens_table(const ModelConfig& c) {
   return t;
 }
 
-
 std::vector<ArchitectureEntry> poslens_architectures() {
   return {{"PosLens", {"poslens"},
            [](const nlohmann::json& j, const std::string&, const std::string& where) {
@@ -167,12 +166,7 @@ std::string poslens_config_json(const ModelConfig& c, int indent) {
   j["causal"] = c.causal;
   if (c.attn_scale != 0.0) j["attn_scale"] = c.attn_scale;
   if (c.bos_token_id >= 0) j["bos_token_id"] = c.bos_token_id;
-  j["position_encoding"] = nlohmann::ordered_json::array();
-  for (const auto& part : c.pe_components) {
-    auto params = nlohmann::ordered_json::parse(part.params_json);
-    params["type"] = part.type;
-    j["position_encoding"].push_back(params);
-  }
+  j["position_encoding"] = nlohmann::ordered_json::parse(components_json(c.pe_components));
   return j.dump(indent);
 }
 

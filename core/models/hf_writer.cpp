@@ -5,7 +5,6 @@
 #include <optional>
 #include <utility>
 
-
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"

@@ -66,12 +66,7 @@ std::string ModelConfig::to_json() const {
   j["norm_eps"] = norm_eps;
   j["mlp"] = to_string(mlp);
   j["activation"] = to_string(activation);
-  j["position_encoding"] = nlohmann::ordered_json::array();
-  for (const auto& part : pe_components) {
-    auto params = nlohmann::ordered_json::parse(part.params_json);
-    params["type"] = part.type;
-    j["position_encoding"].push_back(params);
-  }
+  j["position_encoding"] = nlohmann::ordered_json::parse(components_json(pe_components));
   j["qkv_bias"] = qkv_bias;
   j["attn_out_bias"] = attn_out_bias;
   j["mlp_bias"] = mlp_bias;

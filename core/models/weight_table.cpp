@@ -77,7 +77,8 @@ int64_t parameter_count(const ModelWeights& w) {
 }
 
 ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
-                          const ModelConfig& config, c10::Device device, c10::ScalarType dtype) {
+                          const ModelConfig& config, c10::Device device, c10::ScalarType dtype,
+                          const LoadProgressFn& progress) {
   std::map<std::string, const TensorInfo*> stored;
   for (const auto& info : source.tensors()) stored[info.name] = &info;
   std::set<std::string> used;
@@ -99,6 +100,9 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
   weights.pe.layers.resize(static_cast<size_t>(config.n_layers));
   weights.pe.device = device;
 
+  // Progress counts stored tensors: the rules expanded over the layers.
+  int64_t total = 0;
+  for (const auto& rule : table.rules) total += has_layer(rule.pattern) ? config.n_layers : 1;
   auto fetch = [&](const WeightRule& rule, const std::string& name) -> at::Tensor {
     const auto it = stored.find(name);
     if (it == stored.end()) {
@@ -109,6 +113,8 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
       throw Error("expected " + shape_str(rule.stored_shape) + ", got " +
                   shape_str(it->second->shape) + " for " + name + " in " + source.describe());
     used.insert(name);
+    if (progress && !progress(static_cast<int64_t>(used.size()) - 1, total))
+      throw Cancelled();
     const at::Tensor stored_tensor = source.load(name);
     at::Tensor t = stored_tensor.to(dtype);
     if (rule.transpose) t = t.t();

@@ -3,6 +3,7 @@
 // tensor name, with a {L} layer placeholder, to one or more weight roles. The loader checks
 // every shape, converts dtype/device, splits fused tensors once, and fails on tensors that no
 // rule used nor explicitly ignored.
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,8 +55,15 @@ struct WeightTable {
 ///  - "expected [64, 64], got [64, 32] for model.layers.0.self_attn.q_proj.weight in ..."
 ///  - "unexpected tensors in ...: a.b, c.d (… and N more)" for names no rule used or ignored.
 /// Leaves `unembed` undefined when its rule is optional and absent (the caller ties it).
+/// Called with (tensors loaded, tensors to load); returning false cancels the load.
+using LoadProgressFn = std::function<bool(int64_t done, int64_t total)>;
+
+///
+/// `progress` (optional) is called after each stored tensor; when it returns false the load
+/// stops and throws poslens::Cancelled, keeping nothing.
 ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
-                          const ModelConfig& config, c10::Device device, c10::ScalarType dtype);
+                          const ModelConfig& config, c10::Device device, c10::ScalarType dtype,
+                          const LoadProgressFn& progress = {});
 
 /// The inverse of load_weights: every tensor `table` names, under its stored name and in its
 /// stored layout (transposed back, fused parts joined), in rule order. Tensors that need no

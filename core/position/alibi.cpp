@@ -48,7 +48,6 @@ at::Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_len, int64_t 
   return (-m * distance.unsqueeze(0)).to(torch::kFloat32);
 }
 
-
 AlibiEncoding::AlibiEncoding(int64_t n_heads, bool causal)
     : slopes_(alibi_slopes(n_heads)), causal_(causal) {}
 

@@ -27,7 +27,6 @@ std::vector<double> alibi_slopes(int64_t n_heads);
 /// Throws poslens::Error if slopes is empty, q_len < 1, k_len < 1 or q_len > k_len.
 at::Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_len, int64_t k_len);
 
-
 /// ALiBi (Press et al. 2022): -m_h (i - j) with alibi_slopes(n_heads). Non-causal models get the
 /// symmetric -m_h |i - j| (the usual bidirectional form); no weights.
 class AlibiEncoding : public RelativeBiasEncoding {
@@ -44,7 +43,8 @@ class AlibiEncoding : public RelativeBiasEncoding {
   bool causal_;
 };
 
-/// The "alibi" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "alibi" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe alibi_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "core/base/error.h"
 #include "core/position/alibi.h"
 #include "core/position/component_params.h"
@@ -45,6 +47,16 @@ const std::vector<ComponentType>& component_table() {
       {"cope", cope_recipe},
   };
   return table;
+}
+
+std::string components_json(const std::vector<PositionComponentSpec>& specs) {
+  auto list = nlohmann::ordered_json::array();
+  for (const auto& spec : specs) {
+    auto params = nlohmann::ordered_json::parse(spec.params_json);
+    params["type"] = spec.type;
+    list.push_back(params);
+  }
+  return list.dump();
 }
 
 std::vector<std::string> component_types() {

@@ -89,6 +89,10 @@ struct ComponentType {
 /// Every component type of the PosLens format, in documentation order.
 const std::vector<ComponentType>& component_table();
 
+/// The components as config.json writes them: a JSON array (one line) of their parameter
+/// objects, each with its "type".
+std::string components_json(const std::vector<PositionComponentSpec>& specs);
+
 /// Every component type's name, for error messages and docs.
 std::vector<std::string> component_types();
 

@@ -69,7 +69,6 @@ at::Tensor cope_alibi_term(const at::Tensor& positions, const at::Tensor& slopes
   return positions * slopes.to(positions.scalar_type()).view({1, -1, 1, 1});
 }
 
-
 CopeEncoding::CopeEncoding(CopeOptions options, std::vector<CopeWeights> layers, int64_t n_heads,
                            int64_t d_head)
     : options_(options), layers_(std::move(layers)), n_heads_(n_heads), d_head_(d_head) {

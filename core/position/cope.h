@@ -61,7 +61,6 @@ at::Tensor cope_attention_logits(const at::Tensor& qk, const CopeOutput& cope, d
 /// Throws poslens::Error if slopes is not [H].
 at::Tensor cope_alibi_term(const at::Tensor& positions, const at::Tensor& slopes);
 
-
 /// Where CoPE's gate logits come from (seed 001 §4 and the reference's variants).
 enum class CopeGateSource {
   Keys,     ///< q_i·k_j, the attention product itself (after any rotation)
@@ -113,7 +112,8 @@ class CopeEncoding : public PositionEncoding {
   int64_t n_heads_, d_head_;
 };
 
-/// The "cope" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "cope" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe cope_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

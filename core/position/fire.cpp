@@ -72,7 +72,6 @@ at::Tensor fire_bias(const FireParams& params, int64_t q_len, int64_t k_len) {
   return out.masked_fill(future, 0.0).permute({2, 0, 1}).contiguous();
 }
 
-
 FireEncoding::FireEncoding(std::vector<FireParams> params, bool shared)
     : params_(std::move(params)), shared_(shared) {}
 

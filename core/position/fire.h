@@ -42,7 +42,6 @@ at::Tensor fire_normalized_distance(double c, double l_thr, int64_t q_len, int64
 at::Tensor fire_normalized_distance(const at::Tensor& c, const at::Tensor& l_thr, int64_t q_len,
                                     int64_t k_len);
 
-
 /// FIRE (Li et al. 2024) with one FireParams per layer. Causal models only (the normaliser
 /// psi(max(L_thr, i)) is defined for keys up to the query).
 class FireEncoding : public RelativeBiasEncoding {
@@ -58,7 +57,8 @@ class FireEncoding : public RelativeBiasEncoding {
   bool shared_;
 };
 
-/// The "fire" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "fire" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe fire_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

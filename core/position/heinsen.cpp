@@ -61,7 +61,6 @@ at::Tensor heinsen_sequential(const at::Tensor& log_p, const at::Tensor& h, cons
   return torch::stack(out, -2);
 }
 
-
 HeinsenEncoding::HeinsenEncoding(HeinsenWeights w) : w_(std::move(w)) {
   for (const auto* t : {&w_.w_p, &w_.b_p, &w_.w_h, &w_.b_h, &w_.w_r, &w_.b_r})
     if (!t->defined()) throw Error("heinsen position encoding: a weight is missing");

@@ -31,7 +31,6 @@ at::Tensor heinsen_scan(const at::Tensor& log_p, const at::Tensor& h, const at::
 at::Tensor heinsen_sequential(const at::Tensor& log_p, const at::Tensor& h,
                               const at::Tensor& s0 = {});
 
-
 /// The weights of Heinsen's encoding (seed 002 eq. 1-3): H = (W_p, W_h), R = W_R.
 struct HeinsenWeights {
   at::Tensor w_p, b_p;  ///< [d_pe, d_model], [d_pe]
@@ -57,7 +56,8 @@ class HeinsenEncoding : public PositionEncoding {
   HeinsenWeights w_;
 };
 
-/// The "heinsen" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "heinsen" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe heinsen_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

@@ -57,7 +57,6 @@ at::Tensor HopeEncoding::rotate(const at::Tensor& x, const at::Tensor& positions
   return apply_hope(x, positions, rope_theta_, L_, pairing_);
 }
 
-
 std::optional<RotaryInfo> HopeEncoding::rotary_info(int64_t seq_len) const {
   (void)seq_len;
   return RotaryInfo{pairing_, d_head_, d_head_, rope_frequencies(rope_theta_, d_head_), 1.0,

@@ -45,8 +45,8 @@ class HopeEncoding : public PositionEncoding {
   RopePairing pairing_;
 };
 
-
-/// The "hope" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "hope" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe hope_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

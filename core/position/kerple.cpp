@@ -30,7 +30,6 @@ at::Tensor kerple_bias(KerpleVariant variant, const at::Tensor& p, const at::Ten
   return bias.to(torch::kFloat32);
 }
 
-
 KerpleEncoding::KerpleEncoding(KerpleVariant variant, std::vector<at::Tensor> p,
                                std::vector<at::Tensor> a, bool causal, bool shared)
     : variant_(variant), p_(std::move(p)), a_(std::move(a)), causal_(causal), shared_(shared) {}

@@ -30,7 +30,6 @@ std::string to_string(KerpleVariant variant);
 at::Tensor kerple_bias(KerpleVariant variant, const at::Tensor& p, const at::Tensor& a,
                        int64_t q_len, int64_t k_len);
 
-
 /// KERPLE (chijames/KERPLE) with per-head p, a [n_heads] per layer. Non-causal models get the
 /// kernel of |i - j| (it depends on the distance only).
 class KerpleEncoding : public RelativeBiasEncoding {
@@ -48,7 +47,8 @@ class KerpleEncoding : public RelativeBiasEncoding {
   bool causal_, shared_;
 };
 
-/// The "kerple" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "kerple" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe kerple_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

@@ -27,7 +27,6 @@ InputTerm LearnedAbsoluteEncoding::input_term(const at::Tensor& tok,
   return {table_.index_select(0, positions.to(table_.device())).unsqueeze(0).expand_as(tok), {}};
 }
 
-
 at::Tensor LearnedAbsoluteEncoding::position_table(int64_t n_pos) const {
   if (n_pos < 0 || n_pos > table_.size(0))
     throw Error("learned absolute positions: asked for " + std::to_string(n_pos) +

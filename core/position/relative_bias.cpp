@@ -6,7 +6,6 @@
 
 namespace poslens {
 
-
 /// A causal bias b[h, i, j] (0 for j > i) made symmetric: b[h, i, j] for j <= i, b[h, j, i]
 /// for j > i — the bias of |i - j| when b depends on the distance only.
 at::Tensor symmetric_bias(const at::Tensor& causal_bias) {

@@ -91,7 +91,6 @@ at::Tensor RotaryEncoding::rotate(const at::Tensor& x, const at::Tensor& positio
   return apply_rotation(x, positions, f.inv_freq, pairing_, f.attention_factor);
 }
 
-
 std::optional<RotaryInfo> RotaryEncoding::rotary_info(int64_t seq_len) const {
   const auto f = rope_frequencies_scaled(rope_theta_, rotary_dim_, scaling_, seq_len);
   return RotaryInfo{pairing_, rotary_dim_, d_head_, f.inv_freq.to(torch::kCPU, torch::kFloat64),

@@ -54,8 +54,8 @@ class RotaryEncoding : public PositionEncoding {
   RopeScaling scaling_;
 };
 
-
-/// The "rope" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "rope" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe rope_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

@@ -50,7 +50,6 @@ at::Tensor shaw_value_term(const at::Tensor& attn, const at::Tensor& ev) {
   return torch::matmul(per_bucket, ev.to(attn.scalar_type()));
 }
 
-
 ShawEncoding::ShawEncoding(std::vector<at::Tensor> key_tables, std::vector<at::Tensor> value_tables,
                            bool shared)
     : keys_(std::move(key_tables)), values_(std::move(value_tables)), shared_(shared) {

@@ -30,7 +30,6 @@ at::Tensor shaw_key_scores(const at::Tensor& q, const at::Tensor& e, int64_t k_l
 /// Throws poslens::Error on bad shapes or Q > K.
 at::Tensor shaw_value_term(const at::Tensor& attn, const at::Tensor& ev);
 
-
 /// Shaw et al. 2018, causal: logits += scale·q_i·e[clip(i-j, 0, k)], and z_i += sum_j a_ij
 /// ev[clip(i-j, 0, k)] when value tables are given. One table per layer (possibly shared).
 class ShawEncoding : public PositionEncoding {
@@ -48,7 +47,8 @@ class ShawEncoding : public PositionEncoding {
   bool shared_;
 };
 
-/// The "shaw" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "shaw" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe shaw_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

@@ -47,7 +47,6 @@ at::Tensor sinusoidal_table(int64_t n_pos, int64_t d_model) {
 
 }  // namespace reference
 
-
 SinusoidalEncoding::SinusoidalEncoding(int64_t d_model) : d_model_(d_model) {
   sinusoidal_frequencies(d_model_);  // rejects an odd d_model now
 }

@@ -38,7 +38,6 @@ namespace reference {
 at::Tensor sinusoidal_table(int64_t n_pos, int64_t d_model);
 }  // namespace reference
 
-
 /// Vaswani sinusoidal embeddings added to the tokens: P[j, 2k] = sin(j·w_k), P[j, 2k+1] =
 /// cos(j·w_k), w_k = 10000^(-2k/d_model) (sinusoidal.h). No weights; any length.
 class SinusoidalEncoding : public PositionEncoding {
@@ -55,7 +54,8 @@ class SinusoidalEncoding : public PositionEncoding {
   int64_t d_model_;
 };
 
-/// The "sinusoidal" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "sinusoidal" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe sinusoidal_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

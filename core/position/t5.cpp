@@ -63,7 +63,6 @@ at::Tensor t5_bias(const at::Tensor& table, int64_t q_len, int64_t k_len, bool b
   return values.permute({2, 0, 1}).contiguous().to(table.device());
 }
 
-
 T5BiasEncoding::T5BiasEncoding(std::vector<at::Tensor> tables, bool bidirectional,
                                int64_t num_buckets, int64_t max_distance, bool shared)
     : tables_(std::move(tables)),

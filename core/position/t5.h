@@ -32,13 +32,12 @@ at::Tensor t5_relative_position_bucket(const at::Tensor& relative_position, bool
 at::Tensor t5_bias(const at::Tensor& table, int64_t q_len, int64_t k_len, bool bidirectional,
                    int64_t num_buckets, int64_t max_distance);
 
-
 /// T5 bucket bias (HF T5Attention.compute_bias): table[bucket(j - i), h], one table per layer
 /// or one for all (`tables` has n_layers entries, possibly the same tensor).
 class T5BiasEncoding : public RelativeBiasEncoding {
  public:
   /// tables: float [num_buckets, n_heads] per layer. Throws poslens::Error on invalid bucket
-  /// arguments (t5_bias.h).
+  /// arguments (t5_relative_position_bucket above).
   T5BiasEncoding(std::vector<at::Tensor> tables, bool bidirectional, int64_t num_buckets,
                  int64_t max_distance, bool shared);
   std::string describe() const override;
@@ -53,7 +52,8 @@ class T5BiasEncoding : public RelativeBiasEncoding {
   bool shared_;
 };
 
-/// The "t5" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "t5" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe t5_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

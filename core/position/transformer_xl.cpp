@@ -175,7 +175,6 @@ at::Tensor txl_scores(const at::Tensor& q, const at::Tensor& k, const at::Tensor
 
 }  // namespace reference
 
-
 TransformerXlEncoding::TransformerXlEncoding(std::vector<TxlWeights> layers, int64_t n_heads,
                                              int64_t d_head, bool causal, bool shared)
     : layers_(std::move(layers)), n_heads_(n_heads), d_head_(d_head), causal_(causal), shared_(shared) {

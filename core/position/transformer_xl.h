@@ -90,7 +90,6 @@ at::Tensor txl_scores(const at::Tensor& q, const at::Tensor& k, const at::Tensor
                       const at::Tensor& u, const at::Tensor& v, double scale);
 }  // namespace reference
 
-
 /// Transformer-XL's weights for one layer (kimiyoung/transformer-xl RelPartialLearnable).
 struct TxlWeights {
   at::Tensor r_proj;  ///< W_R, [n_heads·d_head, d_model] (the reference's r_net, no bias)
@@ -117,7 +116,8 @@ class TransformerXlEncoding : public PositionEncoding {
   bool causal_, shared_;
 };
 
-/// The "transformer_xl" component of the PosLens format (docs/poslens-format.md): parameters, weights, checks.
+/// The "transformer_xl" component of the PosLens format (docs/poslens-format.md): its parameters,
+/// weights (with their initialisation) and checks.
 ComponentRecipe transformer_xl_recipe(const PositionComponentSpec& spec, const PositionContext& c);
 
 }  // namespace poslens

@@ -62,7 +62,8 @@ LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig conf
   const auto device = parse_device(options.device);
   const auto dtype = parse_dtype(options.dtype);
   config.validate();
-  auto weights = load_weights(source, weight_table_for(config, source), config, device, dtype);
+  auto weights = load_weights(source, weight_table_for(config, source), config, device, dtype,
+                              options.progress);
   if (!out.tokenizer && !options.tokenizer.empty())  // e.g. a llama2.c model converted to HF
     out.tokenizer = std::make_unique<Llama2cTokenizer>(options.tokenizer, config.vocab_size);
   out.stored_dtype = stored_dtypes(source);

@@ -3,6 +3,7 @@
 //  - llama2.c `.bin` (legacy v0) with its tokenizer.bin beside it
 //  - a `.safetensors` file with config.json beside it
 //  - an HF folder: config.json + model.safetensors or model.safetensors.index.json
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,9 @@ struct LoadOptions {
   std::string device = "auto";   ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when available)
   std::string dtype = "float32"; ///< "float32", "bfloat16" or "float16"
   std::string tokenizer;         ///< explicit tokenizer path; empty: look beside the checkpoint
+  /// Called per stored tensor with (loaded, total); return false to cancel the load, which
+  /// makes load_checkpoint throw poslens::Cancelled (the GUI's Cancel while opening).
+  std::function<bool(int64_t done, int64_t total)> progress;
 };
 
 struct LoadedModel {

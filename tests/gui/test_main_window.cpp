@@ -184,12 +184,14 @@ TEST(MainWindow, CancelWhileLoadingDiscardsTheModel) {
   window.show();
   QSignalSpy worker_cancelled(window.session()->worker(), &InferenceWorker::cancelled);
   QSignalSpy opened(window.session(), &Session::modelOpened);
+  test::WorkerGate gate(window.session()->worker());
   window.openCheckpoint(stories());
   auto* cancel = button(window, "Cancel");
   ASSERT_NE(cancel, nullptr);
   EXPECT_TRUE(cancel->isEnabled()) << "loading is busy and can be cancelled";
   QTest::mouseClick(cancel, Qt::LeftButton);
   EXPECT_FALSE(cancel->isEnabled());
+  gate.open();
   ASSERT_TRUE(arrived(worker_cancelled, 30000));
   test::settle();
   EXPECT_EQ(opened.count(), 0);

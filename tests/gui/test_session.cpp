@@ -21,6 +21,7 @@ namespace {
 using test::arrived;
 using test::settle;
 using test::stories;
+using test::WorkerGate;
 
 /// How many jobs of `tag` the session sent to the worker.
 int started(const QSignalSpy& spy, const QString& tag) {
@@ -223,8 +224,10 @@ TEST(Session, OpenThenCancelDiscardsTheModel) {
   QSignalSpy failed(&session, &Session::failed);
   QSignalSpy worker_cancelled(session.worker(), &InferenceWorker::cancelled);
   session.setLoadOptions("cpu", "float32");
+  WorkerGate gate(session.worker());
   session.open(stories());
   session.cancel();
+  gate.open();
   ASSERT_EQ(cancelled.count(), 1);
   EXPECT_EQ(cancelled.at(0).at(0).toString(), "open");
   ASSERT_TRUE(arrived(worker_cancelled, 30000)) << "the worker threw the loaded model away";
@@ -240,8 +243,10 @@ TEST(Session, OpenThenCancelDiscardsTheModel) {
 TEST_F(OpenSession, CancelledOpenKeepsThePreviousModel) {
   QSignalSpy finished(&session, &Session::runFinished);
   QSignalSpy worker_cancelled(session.worker(), &InferenceWorker::cancelled);
+  WorkerGate gate(session.worker());
   session.open(stories());
   session.cancel();
+  gate.open();
   ASSERT_TRUE(arrived(worker_cancelled, 30000));
   EXPECT_TRUE(session.hasModel());
   session.setInput({"Once upon a time", false});

@@ -103,7 +103,7 @@ InputPanel::InputPanel(Session& session) : Panel(session) {
           [this](const RunSummary& run) { message_->setText(run.message); });
   connect(&session, &Session::cancelled, this, [this](const QString& tag) {
     if (tag == "run") message_->setText(tr("Run cancelled."));
-    if (tag == "open") message_->setText(tr("Loading cancelled; the result is discarded."));
+    if (tag == "open") message_->setText(tr("Loading cancelled; the previous model stays."));
   });
   onBusyChanged(false);
 }

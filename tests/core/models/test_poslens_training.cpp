@@ -50,6 +50,9 @@ const Case kCases[] = {
      R"("norm": "layernorm", "mlp": "plain", "activation": "gelu", "qkv_bias": true, "attn_out_bias": true, "mlp_bias": true, "n_kv_heads": 1, )"},
 };
 
+/// gtest names a failing case by this instead of its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 constexpr int64_t kT = 8;
 
 std::string config_text(const Case& c) {

@@ -158,6 +158,27 @@ namespace poslens {
 namespace {
 
 // Runs where LibTorch has CUDA (e.g. PyTorch's CUDA LibTorch on a GPU machine); skips here.
+TEST(Stories260K, LoadReportsProgressPerTensorAndCanBeCancelled) {
+  POSLENS_REQUIRE_STORIES();
+  // 1 embedding + 5 layers x 9 tensors + the final norm; the classifier is shared.
+  LoadOptions options{"cpu", "float32", ""};
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  options.progress = [&](int64_t done, int64_t total) {
+    calls.emplace_back(done, total);
+    return true;
+  };
+  load_checkpoint(model_path(), options);
+  ASSERT_EQ(calls.size(), 47u);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].first, static_cast<int64_t>(i));
+    EXPECT_EQ(calls[i].second, 48) << "total counts the optional output.weight rule too";
+  }
+  int seen = 0;
+  options.progress = [&](int64_t, int64_t) { return ++seen < 10; };
+  EXPECT_THROW(load_checkpoint(model_path(), options), Cancelled);
+  EXPECT_EQ(seen, 10) << "stops at the first false";
+}
+
 TEST(Gpu, Stories260KOnCudaMatchesCpu) {
   POSLENS_REQUIRE_STORIES();
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device in this LibTorch build";
