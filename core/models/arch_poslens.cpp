@@ -2,6 +2,8 @@
 // naming the block and a list of position-encoding components, weights under one documented
 // set of names. Block: x += o(attn(norm(x))); x += mlp(norm(x)).
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "core/models/hf_config.h"
 #include "core/base/error.h"
@@ -30,6 +32,35 @@ std::vector<PositionComponentSpec> components(const nlohmann::json& j, const std
   return out;
 }
 
+/// The format's spelling of an enum-valued key, shared by the reader and the writer so that a
+/// written config always reads back (the first entry is the default).
+template <typename Enum>
+using Spellings = std::vector<std::pair<Enum, std::string>>;
+
+const Spellings<NormType> kNorms{{NormType::RMSNorm, "rmsnorm"}, {NormType::LayerNorm, "layernorm"}};
+const Spellings<MlpType> kMlps{{MlpType::Gated, "gated"}, {MlpType::Plain, "plain"}};
+const Spellings<Activation> kActivations{{Activation::SiLU, "silu"},
+                                         {Activation::GeluExact, "gelu"},
+                                         {Activation::GeluNew, "gelu_tanh"}};
+
+template <typename Enum>
+Enum read_choice(const nlohmann::json& j, const char* key, const Spellings<Enum>& table,
+                 const std::string& where) {
+  std::vector<std::string> names;
+  for (const auto& [value, name] : table) names.push_back(name);
+  const auto chosen = choice_or_first(j, key, names, where);
+  for (const auto& [value, name] : table)
+    if (name == chosen) return value;
+  return table.front().first;  // unreachable: choice_or_first returns one of the names
+}
+
+template <typename Enum>
+const std::string& spelling(Enum value, const Spellings<Enum>& table) {
+  for (const auto& [v, name] : table)
+    if (v == value) return name;
+  return table.front().second;  // unreachable: every enumerator has a row
+}
+
 }  // namespace
 
 ModelConfig poslens_config(const nlohmann::json& j, const std::string& where) {
@@ -54,13 +85,10 @@ ModelConfig poslens_config(const nlohmann::json& j, const std::string& where) {
   c.d_mlp = require_int(j, "d_mlp", where);
   c.vocab_size = require_int(j, "vocab_size", where);
   c.n_ctx = require_int(j, "n_ctx", where);
-  c.norm = choice_or_first(j, "norm", {"rmsnorm", "layernorm"}, where) == "rmsnorm" ? NormType::RMSNorm
-                                                                          : NormType::LayerNorm;
+  c.norm = read_choice(j, "norm", kNorms, where);
   c.norm_eps = number_or(j, "norm_eps", 1e-5, where);
-  c.mlp = choice_or_first(j, "mlp", {"gated", "plain"}, where) == "gated" ? MlpType::Gated : MlpType::Plain;
-  const auto act = choice_or_first(j, "activation", {"silu", "gelu", "gelu_tanh"}, where);
-  c.activation = act == "silu" ? Activation::SiLU
-                 : act == "gelu" ? Activation::GeluExact : Activation::GeluNew;
+  c.mlp = read_choice(j, "mlp", kMlps, where);
+  c.activation = read_choice(j, "activation", kActivations, where);
   c.qkv_bias = bool_or(j, "qkv_bias", false, where);
   c.attn_out_bias = bool_or(j, "attn_out_bias", false, where);
   c.mlp_bias = bool_or(j, "mlp_bias", false, where);
@@ -153,12 +181,10 @@ std::string poslens_config_json(const ModelConfig& c, int indent) {
   j["d_mlp"] = c.d_mlp;
   j["vocab_size"] = c.vocab_size;
   j["n_ctx"] = c.n_ctx;
-  j["norm"] = c.norm == NormType::RMSNorm ? "rmsnorm" : "layernorm";
+  j["norm"] = arch::spelling(c.norm, arch::kNorms);
   j["norm_eps"] = c.norm_eps;
-  j["mlp"] = c.mlp == MlpType::Gated ? "gated" : "plain";
-  j["activation"] = c.activation == Activation::SiLU        ? "silu"
-                    : c.activation == Activation::GeluExact ? "gelu"
-                                                            : "gelu_tanh";
+  j["mlp"] = arch::spelling(c.mlp, arch::kMlps);
+  j["activation"] = arch::spelling(c.activation, arch::kActivations);
   j["qkv_bias"] = c.qkv_bias;
   j["attn_out_bias"] = c.attn_out_bias;
   j["mlp_bias"] = c.mlp_bias;

@@ -59,12 +59,6 @@ std::string components_json(const std::vector<PositionComponentSpec>& specs) {
   return list.dump();
 }
 
-std::vector<std::string> component_types() {
-  std::vector<std::string> names;
-  for (const auto& t : component_table()) names.emplace_back(t.name);
-  return names;
-}
-
 ComponentRecipe component_recipe(const PositionComponentSpec& spec, const PositionContext& c) {
   for (const auto& t : component_table())
     if (spec.type == t.name) return t.recipe(spec, c);

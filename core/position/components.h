@@ -93,9 +93,6 @@ const std::vector<ComponentType>& component_table();
 /// objects, each with its "type".
 std::string components_json(const std::vector<PositionComponentSpec>& specs);
 
-/// Every component type's name, for error messages and docs.
-std::vector<std::string> component_types();
-
 /// The recipe of `spec`. Throws poslens::Error for an unknown type (listing the known ones)
 /// and whatever the type's recipe throws.
 ComponentRecipe component_recipe(const PositionComponentSpec& spec, const PositionContext& context);

@@ -3,7 +3,6 @@
 //  - llama2.c `.bin` (legacy v0) with its tokenizer.bin beside it
 //  - a `.safetensors` file with config.json beside it
 //  - an HF folder: config.json + model.safetensors or model.safetensors.index.json
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -11,6 +10,7 @@
 #include <c10/core/ScalarType.h>
 
 #include "core/models/model_config.h"
+#include "core/models/weight_table.h"
 #include "core/tokenizers/tokenizer.h"
 #include "core/runtime/transformer.h"
 
@@ -22,7 +22,7 @@ struct LoadOptions {
   std::string tokenizer;         ///< explicit tokenizer path; empty: look beside the checkpoint
   /// Called per stored tensor with (loaded, total); return false to cancel the load, which
   /// makes load_checkpoint throw poslens::Cancelled (the GUI's Cancel while opening).
-  std::function<bool(int64_t done, int64_t total)> progress;
+  LoadProgressFn progress;
 };
 
 struct LoadedModel {
