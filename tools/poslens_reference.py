@@ -182,7 +182,7 @@ class PosLensConfig:
         if d.get("format_version", 1) > 1:
             raise ValueError(f"config.json: format_version {d['format_version']} is newer than 1")
         names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
-        tolerated = {"model_type", "architectures", "torch_dtype"}  # as the C++ reader
+        tolerated = {"model_type", "architectures", "torch_dtype", "training"}  # as the C++ reader
         unknown = sorted(set(d) - names - tolerated)
         if unknown:
             raise ValueError(f"config.json: unknown keys {unknown} for a PosLens model")

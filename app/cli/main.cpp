@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/train_commands.h"
 #include "core/base/error.h"
 
 namespace {
@@ -24,6 +25,77 @@ void add_common(CLI::App* cmd, poslens::cli::CommonOptions& common, bool with_de
     cmd->add_option("--dtype", common.dtype, "float32, bfloat16 or float16")
         ->capture_default_str();
   }
+}
+
+CLI::App* add_train_command(CLI::App& app, poslens::cli::TrainCommand& c) {
+  auto& o = c.options;
+  auto* cmd = app.add_subcommand(
+      "train", "Train a PosLens-format model on a task; writes a run folder with checkpoints "
+               "(docs/training.md)");
+  cmd->add_option("--task", o.task.name, "flipflop, selective_copy, counting or text");
+  cmd->add_option("--model", c.model_config, "PosLens config.json of the model to train")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", c.out, "New run folder");
+  cmd->add_option("--resume", c.resume, "Continue this run folder from its last checkpoint")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--length", o.task.length, "Training length L in tokens (default: the task's)");
+  cmd->add_option("--task-option", c.task_options, "Task parameter KEY=VALUE (repeatable)");
+  cmd->add_option("--steps", o.steps, "Optimiser steps")->capture_default_str();
+  cmd->add_option("--batch-size", o.batch_size, "Sequences per step")->capture_default_str();
+  cmd->add_option("--lr", o.lr, "Peak learning rate")->capture_default_str();
+  cmd->add_option("--min-lr-ratio", o.min_lr_ratio, "Final rate as a fraction of --lr")
+      ->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "Linear warm-up steps")->capture_default_str();
+  cmd->add_option("--schedule", o.schedule, "Decay after warm-up")
+      ->check(CLI::IsMember({"linear", "cosine"}))
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", o.weight_decay, "AdamW weight decay")->capture_default_str();
+  cmd->add_option("--clip", o.clip, "Max gradient norm (0: none)")->capture_default_str();
+  cmd->add_option("--loss", o.loss, "all (every next token) or answers (scored positions only); "
+                                    "default: the task's")
+      ->check(CLI::IsMember({"all", "answers"}));
+  cmd->add_option("--seed", o.seed, "Seed of the weights and the data")->capture_default_str();
+  cmd->add_option("--init", o.init, "Block initialisation: pytorch (torch.nn defaults) or gpt2 "
+                                    "(N(0, 0.02))")
+      ->check(CLI::IsMember({"pytorch", "gpt2"}))
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-every", o.checkpoint_every,
+                  "Steps between checkpoints (also step 0 and the last; 0: only those)")
+      ->capture_default_str();
+  cmd->add_option("--log-every", o.log_every, "Steps per log line")->capture_default_str();
+  cmd->add_option("--eval-every", o.eval_every, "Steps between evaluations (0: at the end)")
+      ->capture_default_str();
+  cmd->add_option("--eval-sequences", o.eval_sequences, "Sequences per split when evaluating")
+      ->capture_default_str();
+  cmd->add_option("--device", o.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  return cmd;
+}
+
+/// A new run needs --task, --model and --out; --resume takes nothing but --device.
+void check_train_command(const CLI::App& cmd, poslens::cli::TrainCommand& c) {
+  c.device_given = cmd.count("--device") > 0;
+  if (!c.resume.empty()) {
+    for (const auto* option : cmd.get_options())
+      if (option->count() > 0 && option->get_name() != "--resume" && option->get_name() != "--device")
+        throw CLI::ValidationError(option->get_name(),
+                                   "cannot be combined with --resume (the run keeps its options)");
+    return;
+  }
+  for (const char* required : {"--task", "--model", "--out"})
+    if (cmd.count(required) == 0) throw CLI::RequiredError(required);
+}
+
+CLI::App* add_eval_command(CLI::App& app, poslens::cli::EvalCommand& c) {
+  auto* cmd = app.add_subcommand("eval", "Test error (%) of a trained model on each split of its task");
+  cmd->add_option("checkpoint", c.checkpoint, "Model folder (e.g. a run's step-001500)")->required();
+  cmd->add_option("--task", c.task, "Task (default: the one stored in the checkpoint)");
+  cmd->add_option("--task-option", c.task_options, "Task parameter KEY=VALUE (repeatable)");
+  cmd->add_option("--length", c.length, "Sequence length (default: the stored one)");
+  cmd->add_option("--split", c.splits, "Split(s) to evaluate (default: all)")->delimiter(',');
+  cmd->add_option("--n", c.n, "Sequences per split")->capture_default_str()->check(CLI::Range(1, 10000000));
+  cmd->add_option("--device", c.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  cmd->add_option("--dtype", c.dtype, "float32, bfloat16 or float16")->capture_default_str();
+  return cmd;
 }
 
 }  // namespace
@@ -68,8 +140,14 @@ int main(int argc, char** argv) {
   add_common(convert, common, false);
   convert->add_option("--out", out_dir, "New folder to create")->required();
 
+  poslens::cli::TrainCommand train;
+  auto* train_cmd = add_train_command(app, train);
+  poslens::cli::EvalCommand eval;
+  auto* eval_cmd = add_eval_command(app, eval);
+
   try {
     app.parse(argc, argv);
+    if (train_cmd->parsed()) check_train_command(*train_cmd, train);
     run.from_tokens = tokens->count() > 0;
     if (run_cmd->parsed() && text->count() == 0 && !run.from_tokens)
       throw CLI::RequiredError("--text or --tokens");
@@ -84,6 +162,8 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) poslens::cli::run(common, run);
     if (gen->parsed()) poslens::cli::generate(common, prompt, max_new_tokens);
     if (convert->parsed()) poslens::cli::convert(common, out_dir);
+    if (train_cmd->parsed()) poslens::cli::train(train);
+    if (eval_cmd->parsed()) poslens::cli::eval(eval);
   } catch (const poslens::Error& e) {
     std::cerr << "poslens-cli: error: " << e.what() << "\n";
     return 1;

@@ -6,6 +6,7 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QMap>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -105,7 +106,36 @@ void MainWindow::buildMenus() {
                                &MainWindow::exportCaptures);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  buildDemoMenu();
   view_menu_ = menuBar()->addMenu(tr("&View"));
+}
+
+void MainWindow::buildDemoMenu() {
+  auto* menu = menuBar()->addMenu(tr("&Demo models"));
+  const auto demos = findDemoModels(demoModelsDir());
+  if (demos.empty()) {
+    menu->addAction(tr("No demo models found in %1").arg(demoModelsDir()))->setEnabled(false);
+    return;
+  }
+  QMap<QString, QMenu*> series;  // "text-rope-series/step-…" entries share a submenu
+  for (const auto& demo : demos) {
+    QMenu* into = menu;
+    QString label = demo.name;
+    if (const int slash = demo.name.indexOf('/'); slash > 0) {
+      const QString group = demo.name.left(slash);
+      if (!series.contains(group)) series[group] = menu->addMenu(group);
+      into = series[group];
+      label = demo.name.mid(slash + 1);
+    }
+    into->addAction(label, this, [this, demo] { openDemo(demo); });
+  }
+}
+
+void MainWindow::openDemo(const DemoModel& demo) {
+  setInputText(demo.text);
+  setPreferredView(demo.view);
+  runWhenLoaded();
+  openCheckpoint(demo.path);
 }
 
 void MainWindow::connectSession() {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/gui/demo_models.h"
 #include "app/gui/session.h"
 
 class QAction;
@@ -32,6 +33,9 @@ class MainWindow : public QMainWindow {
   /// it is loaded (used by the command line).
   void setPreferredView(const QString& view) { session_->setPreferredView(view); }
 
+  /// Opens a demo checkpoint with its sample input, runs it and shows its view.
+  void openDemo(const DemoModel& demo);
+
   Session* session() const { return session_.get(); }
   /// The panels, in createPanels() order (tests find their widgets through these).
   const std::vector<std::unique_ptr<Panel>>& panels() const { return panels_; }
@@ -44,6 +48,7 @@ class MainWindow : public QMainWindow {
  private:
   void placePanels();
   void buildMenus();
+  void buildDemoMenu();
   void connectSession();
   void updateActions();
   void addRecent(const QString& path);

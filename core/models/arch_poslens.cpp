@@ -68,7 +68,7 @@ ModelConfig poslens_config(const nlohmann::json& j, const std::string& where) {
       "model_type", "format_version", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_head",
       "d_mlp", "vocab_size", "n_ctx", "norm", "norm_eps", "mlp", "activation", "qkv_bias",
       "attn_out_bias", "mlp_bias", "tie_word_embeddings", "causal", "attn_scale", "bos_token_id",
-      "position_encoding", "architectures", "torch_dtype"};
+      "position_encoding", "architectures", "torch_dtype", "training"};
   for (const auto& [key, value] : j.items())
     if (!known.count(key)) throw Error(where + ": unknown key \"" + key + "\" for a PosLens model");
   if (int_or(j, "format_version", 1, where) != 1)
@@ -97,6 +97,11 @@ ModelConfig poslens_config(const nlohmann::json& j, const std::string& where) {
   c.attn_scale = number_or(j, "attn_scale", 0.0, where);
   c.bos_token_id = int_or(j, "bos_token_id", -1, where);
   c.pe_components = components(j, where);
+  if (j.contains("training") && !j["training"].is_null()) {
+    if (!j["training"].is_object())
+      throw Error(where + ": \"training\" must be an object (how the model was trained)");
+    c.training_json = j["training"].dump();
+  }
   c.validate();
   return c;
 }
@@ -193,6 +198,7 @@ std::string poslens_config_json(const ModelConfig& c, int indent) {
   if (c.attn_scale != 0.0) j["attn_scale"] = c.attn_scale;
   if (c.bos_token_id >= 0) j["bos_token_id"] = c.bos_token_id;
   j["position_encoding"] = nlohmann::ordered_json::parse(components_json(c.pe_components));
+  if (!c.training_json.empty()) j["training"] = nlohmann::ordered_json::parse(c.training_json);
   return j.dump(indent);
 }
 

@@ -50,6 +50,10 @@ struct ModelConfig {
   /// RMSNorm multiplies by (norm_weight_offset + w), in float32 (Gemma stores w - 1: offset 1).
   double norm_weight_offset = 0.0;
   int64_t bos_token_id = -1;  ///< -1: the model has no BOS token to prepend
+  /// PosLens format only: the config's "training" object as JSON text (task, step, seed, loss,
+  /// written by `poslens-cli train`, docs/training.md), empty when absent. Not used by the
+  /// forward pass; kept so a checkpoint says how it was made.
+  std::string training_json;
 
   /// Throws poslens::Error naming the first inconsistent field (e.g. n_heads not divisible by
   /// n_kv_heads, d_head odd with rotary, a non-positive size).

@@ -15,7 +15,8 @@ namespace fs = std::filesystem;
 
 void write_model_folder(const std::string& dir, const std::string& config_json,
                         const std::vector<std::pair<std::string, at::Tensor>>& tensors,
-                        const std::map<std::string, std::string>& metadata, const std::string& what) {
+                        const std::map<std::string, std::string>& metadata, const std::string& what,
+                        const std::function<void(const std::string& folder)>& extra) {
   const fs::path target(dir);
   if (fs::exists(target)) throw Error(what + ": " + dir + " already exists; choose a new folder");
   const fs::path tmp = target.string() + ".tmp-" + std::to_string(::getpid());
@@ -30,6 +31,7 @@ void write_model_folder(const std::string& dir, const std::string& config_json,
     std::vector<std::pair<std::string, at::Tensor>> cpu;
     for (const auto& [name, t] : tensors) cpu.emplace_back(name, t.detach().to(torch::kCPU));
     write_safetensors((tmp / "model.safetensors").string(), cpu, metadata);
+    if (extra) extra(tmp.string());
     fs::rename(tmp, target);
   } catch (const fs::filesystem_error& e) {
     fs::remove_all(tmp, ec);

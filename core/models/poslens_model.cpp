@@ -2,10 +2,12 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 
 #include "core/base/error.h"
+#include "core/base/untrusted_json.h"
 #include "core/models/architectures.h"
 #include "core/models/hf_config.h"
 #include "core/models/model_folder.h"
@@ -51,12 +53,18 @@ at::Tensor draw(const WeightInit& init, const std::vector<int64_t>& shape) {
   throw Error("unknown weight initialisation");
 }
 
-/// The block's initialisation by stored name (HF GPT-2/Llama _init_weights, range 0.02).
-WeightInit block_init(const std::string& name) {
+/// The block's initialisation by stored name and shape (BlockInit's two schemes).
+WeightInit block_init(const std::string& name, int64_t fan_in, BlockInit scheme) {
+  const bool norm = name.find("norm.") != std::string::npos;
   const bool bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-  if (bias) return {WeightInit::Kind::Constant, 0.0};
-  if (name.find("norm.weight") != std::string::npos) return {WeightInit::Kind::Constant, 1.0};
-  return {WeightInit::Kind::Normal, 0.02};
+  if (norm) return {WeightInit::Kind::Constant, bias ? 0.0 : 1.0};
+  if (scheme == BlockInit::Gpt2)
+    return bias ? WeightInit{WeightInit::Kind::Constant, 0.0} : WeightInit{WeightInit::Kind::Normal, 0.02};
+  if (name == "tok_embed.weight") return {WeightInit::Kind::Normal, 1.0};  // nn.Embedding
+  // nn.Linear: kaiming_uniform_(a=√5) for the weight and U(±1/√fan_in) for the bias, both
+  // U(±1/√fan_in) with the weight's fan_in.
+  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  return {WeightInit::Kind::Uniform, -bound, bound};
 }
 
 }  // namespace
@@ -69,14 +77,33 @@ std::vector<std::pair<std::string, at::Tensor>> named_parameters(const ModelConf
   return table_tensors(arch::poslens_table(config), config, weights);
 }
 
-void write_poslens_model(const std::string& dir, const ModelConfig& config,
-                         const ModelWeights& weights) {
-  require_poslens(config, "save");
-  write_model_folder(dir, poslens_config_json(config, 2), named_parameters(config, weights),
-                     {{"format", "pt"}, {"written_by", "poslens"}}, "save");
+ModelConfig poslens_config_from_text(const std::string& json_text, const std::string& where) {
+  const auto j = parse_untrusted_json(json_text.data(), json_text.data() + json_text.size(),
+                                      where, "config.json");
+  if (!j.is_object() || j.value("model_type", "") != "poslens")
+    throw Error(where + ": not a PosLens config (needs \"model_type\": \"poslens\")");
+  auto config = arch::poslens_config(nlohmann::json::parse(j.dump()), where);
+  config.format = "poslens";
+  return config;
 }
 
-ModelWeights initialize_weights(const ModelConfig& config, uint64_t seed) {
+void write_poslens_model(const std::string& dir, const ModelConfig& config,
+                         const ModelWeights& weights,
+                         const std::function<void(const std::string& folder)>& extra) {
+  require_poslens(config, "save");
+  write_model_folder(dir, poslens_config_json(config, 2), named_parameters(config, weights),
+                     {{"format", "pt"}, {"written_by", "poslens"}}, "save", extra);
+}
+
+BlockInit parse_block_init(const std::string& name) {
+  if (name == "gpt2") return BlockInit::Gpt2;
+  if (name == "pytorch") return BlockInit::PyTorch;
+  throw Error("unknown initialisation \"" + name + "\" (choose pytorch or gpt2)");
+}
+
+const char* to_string(BlockInit init) { return init == BlockInit::Gpt2 ? "gpt2" : "pytorch"; }
+
+ModelWeights initialize_weights(const ModelConfig& config, uint64_t seed, BlockInit block) {
   require_poslens(config, "initialize_weights");
   std::map<std::string, WeightInit> pe_inits;
   for (const auto& spec : config.pe_components)
@@ -86,16 +113,29 @@ ModelWeights initialize_weights(const ModelConfig& config, uint64_t seed) {
   torch::manual_seed(seed);
   MemoryTensors fresh;
   const auto table = arch::poslens_table(config);
+  std::map<std::string, int64_t> fan_in;  // "blocks.{L}.attn.q_proj" -> d_model
+  for (const auto& rule : table.rules)
+    if (rule.stored_shape.size() == 2)
+      fan_in[rule.pattern.substr(0, rule.pattern.rfind('.'))] = rule.stored_shape[1];
   for (const auto& rule : table.rules) {
     const bool per_layer = rule.pattern.find("{L}") != std::string::npos;
     for (int64_t l = 0; l < (per_layer ? config.n_layers : 1); ++l) {
       std::string name = rule.pattern;
       if (per_layer) name.replace(name.find("{L}"), 3, std::to_string(l));
-      const auto init = rule.pe_name.empty() ? block_init(name) : pe_inits.at(rule.pe_name);
+      const auto layer_of = rule.pattern.substr(0, rule.pattern.rfind('.'));
+      const auto init = rule.pe_name.empty() ? block_init(name, fan_in[layer_of], block)
+                                             : pe_inits.at(rule.pe_name);
       fresh.add(name, draw(init, rule.stored_shape));
     }
   }
   return load_weights(fresh, table, config, torch::kCPU, torch::kFloat32);
+}
+
+ModelWeights weights_on(const ModelConfig& config, const ModelWeights& weights, c10::Device device) {
+  require_poslens(config, "weights_on");
+  MemoryTensors tensors;
+  for (const auto& [name, t] : named_parameters(config, weights)) tensors.add(name, t.detach());
+  return load_weights(tensors, arch::poslens_table(config), config, device, torch::kFloat32);
 }
 
 }  // namespace poslens

@@ -11,6 +11,7 @@
 #include "core/base/error.h"
 #include "core/formats/llama2c.h"
 #include "core/tokenizers/llama2c_tokenizer.h"
+#include "core/tokenizers/vocab_tokenizer.h"
 #include "core/formats/safetensors.h"
 #include "core/formats/torch_zip.h"
 #include "core/models/weight_table.h"
@@ -57,6 +58,23 @@ std::unique_ptr<Tokenizer> find_llama2c_tokenizer(const fs::path& model, int64_t
   return nullptr;
 }
 
+/// A tokenizer.json in `dir` that PosLens reads (its own task vocabularies, vocab_tokenizer.h);
+/// otherwise null with `note` saying why.
+std::unique_ptr<Tokenizer> find_tokenizer_json(const fs::path& dir, int64_t vocab, std::string& note) {
+  const fs::path path = dir / "tokenizer.json";
+  if (!fs::is_regular_file(path)) return nullptr;
+  try {
+    auto tokenizer = std::make_unique<VocabTokenizer>(VocabTokenizer::read(path.string()));
+    if (tokenizer->vocab_size() > vocab)
+      throw Error(path.string() + ": " + std::to_string(tokenizer->vocab_size()) +
+                  " tokens, more than the model's vocab_size " + std::to_string(vocab));
+    return tokenizer;
+  } catch (const Error& e) {
+    note = std::string(e.what()) + ": use token ids";
+    return nullptr;
+  }
+}
+
 LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig config,
                    const LoadOptions& options) {
   const auto device = parse_device(options.device);
@@ -64,7 +82,9 @@ LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig conf
   config.validate();
   auto weights = load_weights(source, weight_table_for(config, source), config, device, dtype,
                               options.progress);
-  if (!out.tokenizer && !options.tokenizer.empty())  // e.g. a llama2.c model converted to HF
+  if (!options.tokenizer.empty() && fs::path(options.tokenizer).extension() == ".json")
+    out.tokenizer = std::make_unique<VocabTokenizer>(VocabTokenizer::read(options.tokenizer));
+  else if (!out.tokenizer && !options.tokenizer.empty())  // e.g. a llama2.c model converted to HF
     out.tokenizer = std::make_unique<Llama2cTokenizer>(options.tokenizer, config.vocab_size);
   out.stored_dtype = stored_dtypes(source);
   out.model = std::make_unique<Transformer>(std::move(config), std::move(weights));
@@ -130,7 +150,9 @@ std::string describe(const LoadedModel& loaded) {
       << "stored dtype:      " << loaded.stored_dtype << "\n"
       << "compute:           " << loaded.model->device() << ", " << dtype_name(loaded.model->dtype())
       << "\n"
-      << "tokenizer:         " << (loaded.tokenizer ? "llama2.c" : loaded.tokenizer_note) << "\n";
+      << "tokenizer:         " << (loaded.tokenizer ? loaded.tokenizer->describe() : loaded.tokenizer_note) << "\n";
+  if (!c.training_json.empty())
+    out << "trained:           " << c.training_json << "\n";
   return out.str();
 }
 
@@ -169,6 +191,7 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
     }
     out.format = config.format + " (" + storage + ")";
     out.tokenizer_note = no_hf_tokenizer;
+    out.tokenizer = find_tokenizer_json(path, config.vocab_size, out.tokenizer_note);
     return finish(std::move(out), *source, std::move(config), options);
   }
 
@@ -189,6 +212,7 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
       source = std::make_unique<TorchZipFile>(path_text);
     out.format = model_config.format + (safetensors ? " (safetensors)" : " (PyTorch zip)");
     out.tokenizer_note = no_hf_tokenizer;
+    out.tokenizer = find_tokenizer_json(path.parent_path(), model_config.vocab_size, out.tokenizer_note);
     return finish(std::move(out), *source, std::move(model_config), options);
   }
 

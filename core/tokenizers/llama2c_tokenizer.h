@@ -35,6 +35,9 @@ class Llama2cTokenizer : public Tokenizer {
   int64_t vocab_size() const override;
   int64_t bos_id() const override { return 1; }
   int64_t eos_id() const override { return 2; }
+  std::string describe() const override {
+    return "llama2.c tokenizer.bin, " + std::to_string(vocab_size()) + " tokens";
+  }
 
  private:
   struct Impl;

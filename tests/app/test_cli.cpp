@@ -4,39 +4,17 @@
 
 #include <H5Cpp.h>
 
-#include <array>
-#include <cstdio>
-#include <sys/wait.h>
-
+#include "app/cli_runner.h"
 #include "fixtures.h"
 
 namespace poslens {
 namespace {
 
 using ::testing::HasSubstr;
+using test::cli;
+using test::q;
 
-struct Result {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Result cli(const std::string& args) {
-  if (!std::filesystem::exists(POSLENS_CLI_PATH)) return {-1, "no cli"};
-  const std::string command = std::string(POSLENS_CLI_PATH) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
 std::string stories() { return q(test::stories_dir() / "stories260K.bin"); }
-
-#define REQUIRE_CLI()                                                                   \
-  if (!std::filesystem::exists(POSLENS_CLI_PATH)) GTEST_SKIP() << "poslens-cli not built"
 
 TEST(Cli, InfoDescribesStories260K) {
   REQUIRE_CLI();

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Trains the demo checkpoints of resources/demos/ with poslens-cli train and installs them
+# (model files only: config.json with the training metadata, model.safetensors, tokenizer.json).
+# The full run folders (log.jsonl, every checkpoint, optimizer state) stay in $RUNS.
+#
+#   scripts/make_demos.sh [NAME...]      default: every demo
+#   SEED=1 RUNS=/tmp/runs scripts/make_demos.sh flipflop-cope   another seed, not installed
+#
+# Names: flipflop-cope flipflop-rope flipflop-absolute text-cope text-rope-series.
+# Recipes and results: resources/demos/README.md and docs/experiments.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cli=${CLI:-build/app/cli/poslens-cli}
+runs=${RUNS:-/tmp/poslens-demo-runs}
+seed=${SEED:-0}
+demos=resources/demos
+mkdir -p "$runs"
+
+# Flip-Flop as MEASURED.md's recipe: T 128, full next-token loss, 1500 steps of batch 32,
+# AdamW lr 1e-3 (100 warm-up steps, linear decay), weight decay 0.01, clipping 1.0.
+flipflop() {
+  "$cli" train --task flipflop --length 128 --model "$demos/configs/$1.json" \
+    --out "$runs/$1-seed$seed" --steps 1500 --batch-size 32 --lr 1e-3 --warmup 100 \
+    --seed "$seed" --checkpoint-every 500 --eval-sequences 500 --log-every 50
+}
+# Character LM on Debian's fortunes, T 128.
+text() {
+  "$cli" train --task text --length 128 --model "$demos/configs/$2.json" \
+    --out "$runs/$1-seed$seed" --steps 1500 --batch-size 32 --lr 2e-3 --warmup 100 \
+    --seed "$seed" --checkpoint-every "$3" --eval-sequences 200 --log-every 50
+}
+install_model() {  # install_model RUN_STEP_FOLDER TARGET
+  rm -rf "$2" && mkdir -p "$2"
+  cp "$1"/config.json "$1"/model.safetensors "$1"/tokenizer.json "$2"/
+}
+last_step() { ls -d "$1"/step-* | sort | tail -1; }
+
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(flipflop-cope flipflop-rope flipflop-absolute text-cope text-rope-series)
+for name in "${names[@]}"; do
+  run="$runs/$name-seed$seed"
+  rm -rf "$run"
+  case "$name" in
+    flipflop-*) flipflop "$name" ;;
+    text-cope) text "$name" text-cope 500 ;;
+    text-rope-series) text "$name" text-rope 150 ;;
+    *) echo "unknown demo $name" >&2; exit 2 ;;
+  esac
+  [ "$seed" = 0 ] || continue  # other seeds are for docs/experiments.md only
+  if [ "$name" = text-rope-series ]; then
+    rm -rf "$demos/$name"
+    for step in "$run"/step-*; do install_model "$step" "$demos/$name/$(basename "$step")"; done
+  else
+    install_model "$(last_step "$run")" "$demos/$name"
+  fi
+done

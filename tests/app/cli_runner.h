@@ -1,0 +1,37 @@
+#pragma once
+// Running the real poslens-cli binary from a test: output (stdout and stderr) and exit code.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <sys/wait.h>
+
+namespace poslens::test {
+
+struct CliResult {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+inline CliResult cli(const std::string& args) {
+  if (!std::filesystem::exists(POSLENS_CLI_PATH)) return {-1, "no cli"};
+  const std::string command = std::string(POSLENS_CLI_PATH) + " " + args + " 2>&1";
+  CliResult r;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+/// A path quoted for the shell.
+inline std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+}  // namespace poslens::test
+
+#define REQUIRE_CLI()                                                                   \
+  if (!std::filesystem::exists(POSLENS_CLI_PATH)) GTEST_SKIP() << "poslens-cli not built"
