@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   xvfb xauth imagemagick
   python3-torch python3-h5py python3-numpy
+  fortunes  # the default corpus of the character-LM task (docs/training.md)
 )
 
 missing=()

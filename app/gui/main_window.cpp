@@ -112,6 +112,7 @@ void MainWindow::buildMenus() {
 
 void MainWindow::buildDemoMenu() {
   auto* menu = menuBar()->addMenu(tr("&Demo models"));
+  menu->setObjectName("demoMenu");
   const auto demos = findDemoModels(demoModelsDir());
   if (demos.empty()) {
     menu->addAction(tr("No demo models found in %1").arg(demoModelsDir()))->setEnabled(false);

@@ -2,6 +2,8 @@
 // dialog; the panels follow the Session. Offscreen Qt, the real worker thread and model.
 #include <QApplication>
 #include <QComboBox>
+#include <QDir>
+#include <QMenu>
 #include <QDockWidget>
 #include <QKeyEvent>
 #include <QMessageBox>
@@ -15,9 +17,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "app/gui/demo_models.h"
 #include "app/gui/inference_worker.h"
 #include "app/gui/main_window.h"
 #include "app/gui/panels/panel.h"
@@ -157,6 +161,50 @@ TEST(MainWindow, ShowsCopeGatesOfAPosLensModel) {
         EXPECT_LT(map.at(i, j), 1.0f);
       }
     }
+  EXPECT_EQ(error_dialog(window), nullptr);
+}
+
+TEST(DemoModels, FoundInTheirFolderWithSeriesExpanded) {
+  QDir dir(QString::fromStdString(
+      (std::filesystem::temp_directory_path() / "poslens-tests" / "DemoModels").string()));
+  dir.removeRecursively();
+  for (const char* folder : {"flipflop-cope", "text-rope-series/step-000010",
+                             "text-rope-series/step-000000", "configs"}) {
+    QDir().mkpath(dir.filePath(folder));
+    if (QString(folder) != "configs")
+      std::ofstream(dir.filePath(folder).toStdString() + "/config.json") << "{}";
+  }
+  const auto demos = findDemoModels(dir.path());
+  ASSERT_EQ(demos.size(), 3u) << "configs/ holds no model";
+  EXPECT_EQ(demos[0].name, "flipflop-cope");
+  EXPECT_EQ(demos[0].view, "hook_cope_gates");
+  EXPECT_TRUE(demos[0].text.startsWith("w1i0"));
+  EXPECT_EQ(demos[1].name, "text-rope-series/step-000000");
+  EXPECT_EQ(demos[2].name, "text-rope-series/step-000010");
+  EXPECT_EQ(demos[2].view, "hook_pattern");
+  EXPECT_TRUE(findDemoModels(dir.filePath("missing")).empty());
+}
+
+TEST(DemoModels, TheShippedFlipFlopCopeDemoOpensOnItsGates) {
+  const QString demo = QString(POSLENS_SOURCE_DIR) + "/resources/demos/flipflop-cope";
+  if (!QDir(demo).exists("config.json")) GTEST_SKIP() << "no demo at " << demo.toStdString();
+  MainWindow window;
+  window.show();
+  auto* menu = window.findChild<QMenu*>("demoMenu");
+  ASSERT_NE(menu, nullptr);
+  QStringList labels;
+  for (auto* action : menu->actions()) labels << action->text();
+  EXPECT_TRUE(labels.contains("flipflop-cope")) << labels.join(", ").toStdString();
+
+  QSignalSpy finished(window.session(), &Session::runFinished);
+  QSignalSpy head(window.session(), &Session::headReady);
+  for (const auto& d : findDemoModels(QString(POSLENS_SOURCE_DIR) + "/resources/demos"))
+    if (d.name == "flipflop-cope") window.openDemo(d);
+  ASSERT_TRUE(arrived(finished, 30000)) << "the demo runs as soon as it is loaded";
+  ASSERT_TRUE(arrived(head, 10000));
+  const auto map = head.at(head.count() - 1).at(0).value<HeatmapData>();
+  EXPECT_NE(map.title.find("CoPE gates"), std::string::npos) << map.title;
+  EXPECT_EQ(map.rows, 46) << "the Flip-Flop sample, one token per character";
   EXPECT_EQ(error_dialog(window), nullptr);
 }
 
