@@ -4,8 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/models/architectures.h"
 #include "core/base/error.h"
@@ -125,6 +128,33 @@ std::string dtype_name(c10::ScalarType dtype) {
   }
 }
 
+namespace {
+
+/// One line from a PosLens config's "training" object: "flipflop (L 128), step 1500/1500,
+/// seed 0, loss 0.642; error test 0.2%, ood 4.1%".
+std::string training_summary(const std::string& training_json) {
+  const auto t = nlohmann::json::parse(training_json, nullptr, false);
+  if (!t.is_object()) return training_json;
+  std::ostringstream out;
+  out << t.value("task", std::string("?")) << " (L " << t.value("length", int64_t{0}) << "), step "
+      << t.value("step", int64_t{0}) << "/" << t.value("steps", int64_t{0}) << ", seed "
+      << t.value("seed", int64_t{0}) << ", loss " << std::setprecision(3)
+      << t.value("loss", 0.0);
+  if (t.contains("eval") && t["eval"].is_object()) {
+    out << "; error";
+    const char* sep = " ";
+    for (const auto& [split, r] : t["eval"].items()) {
+      out << sep << split << " " << std::fixed << std::setprecision(1)
+          << r.value("error_pct", 0.0) << "%";
+      out.unsetf(std::ios::fixed);
+      sep = ", ";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace
+
 std::string describe(const LoadedModel& loaded) {
   const auto& c = loaded.model->config();
   std::ostringstream out;
@@ -152,7 +182,7 @@ std::string describe(const LoadedModel& loaded) {
       << "\n"
       << "tokenizer:         " << (loaded.tokenizer ? loaded.tokenizer->describe() : loaded.tokenizer_note) << "\n";
   if (!c.training_json.empty())
-    out << "trained:           " << c.training_json << "\n";
+    out << "trained:           " << training_summary(c.training_json) << "\n";
   return out.str();
 }
 

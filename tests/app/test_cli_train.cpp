@@ -60,7 +60,7 @@ TEST(CliTrain, TrainEvalAndRunTheCheckpoint) {
   EXPECT_THAT(r.output, HasSubstr("tokens (5): 0:\"w\" 4:\"1\" 2:\"i\" 3:\"0\" 1:\"r\""));
   r = cli("info " + checkpoint);
   EXPECT_THAT(r.output, HasSubstr("tokenizer.json, one token per character, 5 tokens"));
-  EXPECT_THAT(r.output, HasSubstr("\"task\":\"flipflop\""));
+  EXPECT_THAT(r.output, HasSubstr("trained:           flipflop (L 16), step 3/3, seed 0"));
 }
 
 TEST(CliTrain, BadArgumentsGiveOneClearError) {
