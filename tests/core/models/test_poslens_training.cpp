@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "core/base/error.h"
@@ -234,6 +235,25 @@ TEST(PosLensTraining, WriterRefusesAnExistingFolderAndLeavesItAlone) {
               HasSubstr("already exists"));
   EXPECT_TRUE(std::filesystem::exists(dir / "keep.txt"));
   EXPECT_FALSE(std::filesystem::exists(dir / "config.json"));
+}
+
+TEST(PosLensTraining, PyTorchBlockInitialisationIsTorchNnDefaults) {
+  const auto config = read_config(
+      R"({"model_type": "poslens", "d_model": 64, "n_layers": 1, "n_heads": 4, "d_mlp": 144, "vocab_size": 300, "n_ctx": 8, "mlp_bias": true})");
+  const auto w = initialize_weights(config, 1, BlockInit::PyTorch);
+  // nn.Embedding: N(0, 1); nn.Linear: U(±1/sqrt(fan_in)), std bound/sqrt(3); norms 1.
+  EXPECT_NEAR(w.tok_embed.std().item<double>(), 1.0, 0.02);
+  const auto& l = w.layers[0];
+  EXPECT_LE(l.w_q.abs().max().item<double>(), 1.0 / 8);
+  EXPECT_NEAR(l.w_q.std().item<double>(), 1.0 / 8 / std::sqrt(3.0), 0.003);
+  EXPECT_LE(l.w_down.abs().max().item<double>(), 1.0 / 12);
+  EXPECT_LE(l.b_down.abs().max().item<double>(), 1.0 / 12) << "a bias uses its weight's fan_in";
+  EXPECT_GT(l.b_down.abs().max().item<double>(), 1.0 / 12 * 0.5);
+  EXPECT_LE(w.unembed.abs().max().item<double>(), 1.0 / 8);
+  EXPECT_TRUE(l.attn_norm.eq(1).all().item<bool>());
+  EXPECT_EQ(to_string(parse_block_init("pytorch")), std::string("pytorch"));
+  EXPECT_THAT(test::error_of([] { parse_block_init("xavier"); }),
+              HasSubstr("unknown initialisation \"xavier\" (choose pytorch or gpt2)"));
 }
 
 }  // namespace
