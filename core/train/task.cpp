@@ -75,6 +75,21 @@ std::mt19937_64 split_rng(const std::string& task, const std::string& split) {
 
 TaskOptions::TaskOptions(const TaskSpec& spec) : task_(spec.name), given_(spec.options) {}
 
+template <typename Parse>
+auto TaskOptions::parse_whole(const std::string& text, const std::string& key, const char* what,
+                              Parse parse) const -> decltype(parse(text, nullptr)) {
+  size_t used = 0;
+  decltype(parse(text, nullptr)) value{};
+  try {
+    value = parse(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    throw Error("task " + task_ + ": option " + key + "=" + quoted(text) + " is not " + what);
+  return value;
+}
+
 const std::string* TaskOptions::find(const std::string& key) {
   const auto it = given_.find(key);
   return it == given_.end() ? nullptr : &it->second;
@@ -82,16 +97,10 @@ const std::string* TaskOptions::find(const std::string& key) {
 
 int64_t TaskOptions::integer(const std::string& key, int64_t fallback, int64_t min, int64_t max) {
   int64_t value = fallback;
-  if (const auto* text = find(key)) {
-    size_t used = 0;
-    try {
-      value = std::stoll(*text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text->size())
-      throw Error("task " + task_ + ": option " + key + "=" + quoted(*text) + " is not an integer");
-  }
+  if (const auto* text = find(key))
+    value = parse_whole(*text, key, "an integer", [](const std::string& t, size_t* used) {
+      return std::stoll(t, used);
+    });
   if (value < min || value > max)
     throw Error("task " + task_ + ": option " + key + "=" + std::to_string(value) +
                 " is outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
@@ -101,16 +110,10 @@ int64_t TaskOptions::integer(const std::string& key, int64_t fallback, int64_t m
 
 double TaskOptions::number(const std::string& key, double fallback, double min, double max) {
   double value = fallback;
-  if (const auto* text = find(key)) {
-    size_t used = 0;
-    try {
-      value = std::stod(*text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text->size())
-      throw Error("task " + task_ + ": option " + key + "=" + quoted(*text) + " is not a number");
-  }
+  if (const auto* text = find(key))
+    value = parse_whole(*text, key, "a number", [](const std::string& t, size_t* used) {
+      return std::stod(t, used);
+    });
   if (!(value >= min && value <= max)) {
     std::ostringstream range;
     range << "[" << min << ", " << max << "]";

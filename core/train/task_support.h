@@ -26,6 +26,10 @@ class TaskOptions {
 
  private:
   const std::string* find(const std::string& key);
+  /// parse(text, &used) over the whole of `text`; Error "option key="x" is not <what>".
+  template <typename Parse>
+  auto parse_whole(const std::string& text, const std::string& key, const char* what,
+                   Parse parse) const -> decltype(parse(text, nullptr));
   std::string task_;
   std::map<std::string, std::string> given_;
   std::map<std::string, std::string> effective_;

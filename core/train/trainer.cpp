@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -113,8 +112,9 @@ struct Run {
                                  {"loss", loss}, {"elapsed_s", elapsed},
                                  {"data", "batch of step s = step_rng(seed, s)"}};
     write_poslens_model(path, config, model->weights(), [&](const std::string& folder) {
-      std::ofstream(fs::path(folder) / "tokenizer.json") << task->tokenizer().to_json() << "\n";
-      std::ofstream(fs::path(folder) / "trainer_state.json") << state.dump(2) << "\n";
+      // Checked writes: a failed one aborts the checkpoint instead of leaving it incomplete.
+      write_text_file((fs::path(folder) / "tokenizer.json").string(), task->tokenizer().to_json() + "\n");
+      write_text_file((fs::path(folder) / "trainer_state.json").string(), state.dump(2) + "\n");
       torch::save(*optimizer, (fs::path(folder) / "optimizer.pt").string());
     });
     return path;
@@ -205,8 +205,7 @@ namespace {
 
 std::unique_ptr<Transformer> fresh_model(const ModelConfig& config, const TrainOptions& o) {
   const auto weights = initialize_weights(config, o.seed, parse_block_init(o.init));
-  const auto& device = o.device;
-  return std::make_unique<Transformer>(config, weights_on(config, weights, parse_device(device)));
+  return std::make_unique<Transformer>(config, weights_on(config, weights, parse_device(o.device)));
 }
 
 }  // namespace
