@@ -35,6 +35,15 @@ herr_t collect_error(unsigned /*n*/, const H5E_error2_t* err, void* data) {
   return 0;
 }
 
+/// The components of an absolute HDF5 path ("/a/b/c" -> a, b, c).
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::stringstream in(path);
+  for (std::string part; std::getline(in, part, '/');)
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
 /// Exporter state for one call: the target path (for messages) and the file being written.
 class Writer {
  public:
@@ -121,20 +130,93 @@ class Writer {
     return props;
   }
 
-  void write_capture(H5::Group& group, const NamedCapture& cap) {
-    const std::string where = "/captures/" + cap.name;
-    const at::Tensor data = cap.tensor.to(torch::kFloat).contiguous();
+  /// The file type and in-memory type of `t`, and `t` converted to match (contiguous).
+  static std::pair<H5::PredType, at::Tensor> stored_form(const at::Tensor& t) {
+    switch (t.scalar_type()) {
+      case torch::kDouble: return {H5::PredType::IEEE_F64LE, t.contiguous()};
+      case torch::kLong: return {H5::PredType::STD_I64LE, t.contiguous()};
+      case torch::kBool: return {H5::PredType::STD_U8LE, t.to(torch::kUInt8).contiguous()};
+      default:
+        if (c10::isIntegralType(t.scalar_type(), false))
+          return {H5::PredType::STD_I64LE, t.to(torch::kLong).contiguous()};
+        return {H5::PredType::IEEE_F32LE, t.to(torch::kFloat).contiguous()};
+    }
+  }
+
+  static const H5::PredType& native_type(c10::ScalarType type) {
+    switch (type) {
+      case torch::kDouble: return H5::PredType::NATIVE_DOUBLE;
+      case torch::kLong: return H5::PredType::NATIVE_INT64;
+      case torch::kUInt8: return H5::PredType::NATIVE_UINT8;
+      default: return H5::PredType::NATIVE_FLOAT;
+    }
+  }
+
+  /// Dataset `name` in `group` holding `tensor` (stored_form's type), with a "dims" attribute.
+  H5::DataSet write_tensor(H5::Group& group, const std::string& name, const std::string& where,
+                           const at::Tensor& tensor, const std::vector<std::string>& dims_names) {
+    const auto [file_type, data] = stored_form(tensor);
     std::vector<hsize_t> dims;
     for (int64_t d = 0; d < data.dim(); ++d) dims.push_back(static_cast<hsize_t>(data.size(d)));
     const H5::DataSpace space(static_cast<int>(dims.size()), dims.data());
-    const H5::DSetCreatPropList props = creation_props(dims, sizeof(float));
-    H5::DataSet ds = op("creating dataset " + where, [&] {
-      return group.createDataSet(cap.name, H5::PredType::IEEE_F32LE, space, props);
-    });
+    const H5::DSetCreatPropList props = creation_props(dims, data.element_size());
+    H5::DataSet ds = op("creating dataset " + where,
+                        [&] { return group.createDataSet(name, file_type, space, props); });
     if (data.numel() > 0)
       op("writing dataset " + where,
-         [&] { ds.write(data.data_ptr<float>(), H5::PredType::NATIVE_FLOAT); });
-    string_list_attribute(ds, where, "dims", cap.dims);
+         [&] { ds.write(data.data_ptr(), native_type(data.scalar_type())); });
+    string_list_attribute(ds, where, "dims", dims_names);
+    return ds;
+  }
+
+  /// 1-D variable-length UTF-8 string dataset.
+  H5::DataSet write_strings(H5::Group& group, const std::string& name, const std::string& where,
+                            const std::vector<std::string>& values,
+                            const std::vector<std::string>& dims_names) {
+    const H5::StrType type = utf8_string_type();
+    const hsize_t n = values.size();
+    const H5::DataSpace space(1, &n);
+    H5::DataSet ds = op("creating dataset " + where,
+                        [&] { return group.createDataSet(name, type, space); });
+    std::vector<const char*> ptrs;
+    for (const auto& v : values) ptrs.push_back(v.c_str());
+    if (!ptrs.empty()) op("writing dataset " + where, [&] { ds.write(ptrs.data(), type); });
+    string_list_attribute(ds, where, "dims", dims_names);
+    return ds;
+  }
+
+  void attribute(H5::H5Object& obj, const std::string& where, const Hdf5Attribute& a) {
+    if (const auto* text = std::get_if<std::string>(&a.value)) {
+      string_attribute(obj, where, a.name, *text);
+      return;
+    }
+    const H5::DataSpace scalar(H5S_SCALAR);
+    const bool is_double = std::holds_alternative<double>(a.value);
+    const H5::PredType& file_type = is_double ? H5::PredType::IEEE_F64LE : H5::PredType::STD_I64LE;
+    H5::Attribute attr = op("creating attribute '" + a.name + "' on " + where,
+                            [&] { return obj.createAttribute(a.name, file_type, scalar); });
+    if (is_double) {
+      const double v = std::get<double>(a.value);
+      op("writing attribute '" + a.name + "' on " + where,
+         [&] { attr.write(H5::PredType::NATIVE_DOUBLE, &v); });
+    } else {
+      const int64_t v = std::get<int64_t>(a.value);
+      op("writing attribute '" + a.name + "' on " + where,
+         [&] { attr.write(H5::PredType::NATIVE_INT64, &v); });
+    }
+  }
+
+  /// The group at absolute `group_path` ("/a/b"), created with its parents where missing.
+  H5::Group group_at(H5::H5File& file, const std::string& group_path) {
+    H5::Group group = op("opening group /", [&] { return file.openGroup("/"); });
+    std::string sofar;
+    for (const auto& part : split_path(group_path)) {
+      sofar += "/" + part;
+      const bool exists = op("looking up " + sofar, [&] { return group.nameExists(part); });
+      group = exists ? op("opening group " + sofar, [&] { return group.openGroup(part); })
+                     : op("creating group " + sofar, [&] { return group.createGroup(part); });
+    }
+    return group;
   }
 
   void write_tokens(H5::Group& group, const at::Tensor& ids,
@@ -162,10 +244,11 @@ class Writer {
     string_list_attribute(text_ds, "/tokens/text", "dims", {"batch", "pos"});
   }
 
-  /// Writes the whole layout to `file_path` and closes it. Any error propagates as Error; the
-  /// caller removes the file.
-  /// `created` is set once the file exists, so that only a file made here is ever removed.
-  void write_file(const std::string& file_path, const std::vector<NamedCapture>& captures,
+  /// Writes `datasets`, the group attributes, the tokens and `meta` to `file_path` and closes
+  /// it. Any error propagates as Error; the caller removes the file. `created` is set once the
+  /// file exists, so that only a file made here is ever removed.
+  void write_file(const std::string& file_path, const std::vector<Hdf5Dataset>& datasets,
+                  const std::vector<std::pair<std::string, std::vector<Hdf5Attribute>>>& groups,
                   const at::Tensor& token_ids, const std::vector<std::string>& token_text,
                   const ExportMetadata& meta, bool& created) {
     H5::H5File file = op("creating the temporary file '" + file_path + "'",
@@ -177,11 +260,19 @@ class Writer {
     string_attribute(file, "/", "device", meta.device);
     string_attribute(file, "/", "dtype", meta.dtype);
 
-    {
-      H5::Group caps = op("creating group /captures", [&] { return file.createGroup("captures"); });
-      for (const auto& cap : captures) write_capture(caps, cap);
+    for (const auto& d : datasets) {
+      const auto slash = d.path.rfind('/');
+      H5::Group group = group_at(file, d.path.substr(0, slash));
+      const std::string name = d.path.substr(slash + 1);
+      H5::DataSet ds = d.tensor.defined() ? write_tensor(group, name, d.path, d.tensor, d.dims)
+                                          : write_strings(group, name, d.path, d.strings, d.dims);
+      for (const auto& a : d.attributes) attribute(ds, d.path, a);
     }
-    {
+    for (const auto& [group_path, attributes] : groups) {
+      H5::Group group = group_at(file, group_path);
+      for (const auto& a : attributes) attribute(group, group_path, a);
+    }
+    if (token_ids.defined()) {
       H5::Group tokens = op("creating group /tokens", [&] { return file.createGroup("tokens"); });
       write_tokens(tokens, token_ids, token_text);
     }
@@ -192,36 +283,33 @@ class Writer {
   std::string path_;
 };
 
-/// Checks everything that can be checked before a file is created.
-void validate(const Writer& w, const std::string& path, const std::vector<NamedCapture>& captures,
-              const at::Tensor& token_ids, const std::vector<std::string>& token_text) {
+/// Checks the output path before anything is created.
+void validate_path(const Writer& w, const std::string& path) {
   if (path.empty()) w.fail("empty output path");
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty() && !fs::is_directory(parent, ec))
     w.fail("folder '" + parent.string() + "' does not exist");
   if (fs::is_directory(path, ec)) w.fail("the output path is a folder");
+}
 
-  std::set<std::string> names;
-  for (const auto& cap : captures) {
-    const std::string where = "capture '" + cap.name + "'";
-    if (cap.name.empty()) w.fail("a capture has an empty name");
-    if (cap.name.find('/') != std::string::npos || cap.name == "." || cap.name == "..")
-      w.fail(where + ": hook names may not contain '/' or be '.' or '..'");
-    if (!names.insert(cap.name).second) w.fail(where + " appears twice");
-    if (!cap.tensor.defined()) w.fail(where + " has no tensor");
-    if (!cap.tensor.device().is_cpu())
-      w.fail(where + " is on " + cap.tensor.device().str() + "; move it to the CPU first");
-    if (cap.tensor.dim() < 1) w.fail(where + " is a 0-d scalar; expected at least 1 dimension");
-    if (static_cast<int64_t>(cap.dims.size()) != cap.tensor.dim())
-      w.fail(where + " has shape " + shape_str(cap.tensor) + " but " +
-             std::to_string(cap.dims.size()) + " dimension names");
-    if (!cap.tensor.is_floating_point() &&
-        !c10::isIntegralType(cap.tensor.scalar_type(), /*includeBool=*/true))
-      w.fail(where + " has dtype " + std::string(c10::toString(cap.tensor.scalar_type())) +
-             ", which cannot be written as float32");
-  }
+/// Checks one tensor to be written: defined, on the CPU, at least 1-D, one label per dim.
+void validate_tensor(const Writer& w, const std::string& where, const at::Tensor& t,
+                     const std::vector<std::string>& dims) {
+  if (!t.defined()) w.fail(where + " has no tensor");
+  if (!t.device().is_cpu())
+    w.fail(where + " is on " + t.device().str() + "; move it to the CPU first");
+  if (t.dim() < 1) w.fail(where + " is a 0-d scalar; expected at least 1 dimension");
+  if (static_cast<int64_t>(dims.size()) != t.dim())
+    w.fail(where + " has shape " + shape_str(t) + " but " + std::to_string(dims.size()) +
+           " dimension names");
+  if (!t.is_floating_point() && !c10::isIntegralType(t.scalar_type(), /*includeBool=*/true))
+    w.fail(where + " has dtype " + std::string(c10::toString(t.scalar_type())) +
+           ", which cannot be written");
+}
 
+void validate_tokens(const Writer& w, const at::Tensor& token_ids,
+                     const std::vector<std::string>& token_text) {
   if (!token_ids.defined()) w.fail("token ids are missing");
   if (!token_ids.device().is_cpu())
     w.fail("token ids are on " + token_ids.device().str() + "; move them to the CPU first");
@@ -233,26 +321,51 @@ void validate(const Writer& w, const std::string& path, const std::vector<NamedC
            shape_str(token_ids) + " have " + std::to_string(token_ids.numel()));
 }
 
-}  // namespace
+void validate_datasets(
+    const Writer& w, const std::vector<Hdf5Dataset>& datasets,
+    const std::vector<std::pair<std::string, std::vector<Hdf5Attribute>>>& groups,
+    bool with_tokens) {
+  std::set<std::string> paths, group_paths;
+  for (const auto& d : datasets) {
+    const std::string where = "dataset '" + d.path + "'";
+    if (d.path.empty() || d.path[0] != '/') w.fail(where + ": the path must start with '/'");
+    std::string normal;
+    for (const auto& part : split_path(d.path)) {
+      if (part == "." || part == "..") w.fail(where + ": '.' and '..' are not allowed");
+      group_paths.insert(normal.empty() ? "/" : normal);
+      normal += "/" + part;
+    }
+    if (normal != d.path) w.fail(where + ": empty path component");
+    if (with_tokens && d.path.rfind("/tokens", 0) == 0) w.fail(where + " clashes with /tokens");
+    if (!paths.insert(d.path).second) w.fail(where + " appears twice");
+    if (d.tensor.defined() && !d.strings.empty()) w.fail(where + " has both a tensor and strings");
+    if (d.tensor.defined())
+      validate_tensor(w, where, d.tensor, d.dims);
+    else if (d.dims.size() != 1)
+      w.fail(where + " is a 1-D string dataset but has " + std::to_string(d.dims.size()) +
+             " dimension names");
+  }
+  for (const auto& p : paths)
+    if (group_paths.count(p)) w.fail("'" + p + "' is both a dataset and a group");
+  for (const auto& g : groups)
+    if (!group_paths.count(g.first)) w.fail("attributes for '" + g.first + "', which holds no dataset");
+}
 
-void write_captures_hdf5(const std::string& path, const std::vector<NamedCapture>& captures,
-                         const at::Tensor& token_ids, const std::vector<std::string>& token_text,
-                         const ExportMetadata& meta) {
-  H5::Exception::dontPrint();
-  Writer writer(path);
-  validate(writer, path, captures, token_ids, token_text);
-
+/// Writes to a temporary beside `path` and renames it over `path`; removes the temporary on
+/// any failure. `write(tmp, created)` does the work.
+template <typename F>
+void write_atomically(Writer& writer, const std::string& path, F&& write) {
   const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
   bool created = false;
   try {
     try {
-      writer.write_file(tmp, captures, token_ids, token_text, meta, created);
+      write(tmp, created);
     } catch (const H5::Exception& e) {  // an HDF5 call outside Writer::op (not expected)
       writer.fail("HDF5 error in " + e.getFuncName() + ": " + e.getDetailMsg());
     } catch (const c10::Error& e) {
       writer.fail(std::string("converting a tensor failed: ") + e.what_without_backtrace());
     } catch (const std::bad_alloc&) {
-      writer.fail("out of memory while converting a tensor to float32");
+      writer.fail("out of memory while converting a tensor");
     }
     std::error_code ec;
     fs::rename(tmp, path, ec);
@@ -262,6 +375,49 @@ void write_captures_hdf5(const std::string& path, const std::vector<NamedCapture
     if (created) fs::remove(tmp, ignored);
     throw;
   }
+}
+
+}  // namespace
+
+void write_captures_hdf5(const std::string& path, const std::vector<NamedCapture>& captures,
+                         const at::Tensor& token_ids, const std::vector<std::string>& token_text,
+                         const ExportMetadata& meta) {
+  H5::Exception::dontPrint();
+  Writer writer(path);
+  validate_path(writer, path);
+  std::set<std::string> names;
+  std::vector<Hdf5Dataset> datasets;
+  for (const auto& cap : captures) {
+    const std::string where = "capture '" + cap.name + "'";
+    if (cap.name.empty()) writer.fail("a capture has an empty name");
+    if (cap.name.find('/') != std::string::npos || cap.name == "." || cap.name == "..")
+      writer.fail(where + ": hook names may not contain '/' or be '.' or '..'");
+    if (!names.insert(cap.name).second) writer.fail(where + " appears twice");
+    validate_tensor(writer, where, cap.tensor, cap.dims);
+    // Captures are float32 whatever the model's dtype (docs/hdf5-layout.md).
+    datasets.push_back({"/captures/" + cap.name, cap.tensor, {}, cap.dims, {}});
+  }
+  validate_tokens(writer, token_ids, token_text);
+  write_atomically(writer, path, [&](const std::string& tmp, bool& created) {
+    for (auto& d : datasets) d.tensor = d.tensor.to(torch::kFloat);
+    // The /captures group exists even when nothing was captured.
+    writer.write_file(tmp, datasets, {{"/captures", {}}}, token_ids, token_text, meta, created);
+  });
+}
+
+void write_analysis_hdf5(
+    const std::string& path, const std::vector<Hdf5Dataset>& datasets,
+    const std::vector<std::pair<std::string, std::vector<Hdf5Attribute>>>& group_attributes,
+    const at::Tensor& token_ids, const std::vector<std::string>& token_text,
+    const ExportMetadata& meta) {
+  H5::Exception::dontPrint();
+  Writer writer(path);
+  validate_path(writer, path);
+  validate_datasets(writer, datasets, group_attributes, token_ids.defined());
+  if (token_ids.defined()) validate_tokens(writer, token_ids, token_text);
+  write_atomically(writer, path, [&](const std::string& tmp, bool& created) {
+    writer.write_file(tmp, datasets, group_attributes, token_ids, token_text, meta, created);
+  });
 }
 
 }  // namespace poslens

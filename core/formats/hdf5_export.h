@@ -7,8 +7,10 @@
 //   /tokens/text            variable-length UTF-8 strings [batch, pos]
 //   root attributes         "poslens_version", "model_config" (JSON), "checkpoint",
 //                           "device", "dtype"
+#include <cstdint>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -51,5 +53,35 @@ struct NamedCapture {
 void write_captures_hdf5(const std::string& path, const std::vector<NamedCapture>& captures,
                          const at::Tensor& token_ids, const std::vector<std::string>& token_text,
                          const ExportMetadata& meta);
+
+/// A scalar attribute of an analysis file: UTF-8 string, float64 or int64.
+struct Hdf5Attribute {
+  std::string name;
+  std::variant<std::string, double, int64_t> value;
+};
+
+/// One dataset of an analysis file (docs/hdf5-layout.md, "/analysis").
+struct Hdf5Dataset {
+  std::string path;               ///< absolute, e.g. "/analysis/probe/scores"; groups are made
+  at::Tensor tensor;              ///< CPU; float64, int64 and bool (as uint8) keep their type,
+                                  ///< other dtypes are written as float32
+  std::vector<std::string> strings;  ///< when `tensor` is undefined: a 1-D UTF-8 string dataset
+  std::vector<std::string> dims;     ///< one label per dimension ("dims" attribute)
+  std::vector<Hdf5Attribute> attributes;
+};
+
+/// Writes an analysis file: `datasets` (groups created along their paths), the attributes of
+/// groups (`group_attributes`, keyed by group path such as "/analysis/probe"; each group must
+/// hold a dataset), the tokens (`/tokens/ids`, `/tokens/text` as write_captures_hdf5 writes
+/// them; skipped when `token_ids` is undefined) and `meta` as root attributes. Same storage
+/// (chunking, gzip above 1 MiB), atomicity and error contract as write_captures_hdf5; also
+/// throws poslens::Error for a relative or duplicate dataset path, a path component that is
+/// empty, "." or "..", a dataset with both a tensor and strings, or an attribute
+/// group that no dataset lives in.
+void write_analysis_hdf5(
+    const std::string& path, const std::vector<Hdf5Dataset>& datasets,
+    const std::vector<std::pair<std::string, std::vector<Hdf5Attribute>>>& group_attributes,
+    const at::Tensor& token_ids, const std::vector<std::string>& token_text,
+    const ExportMetadata& meta);
 
 }  // namespace poslens

@@ -35,6 +35,8 @@ class Llama2cTokenizer : public Tokenizer {
   int64_t vocab_size() const override;
   int64_t bos_id() const override { return 1; }
   int64_t eos_id() const override { return 2; }
+  /// <unk> 0, BOS 1, EOS 2 (llama2.c's SentencePiece convention).
+  std::vector<int64_t> special_ids() const override { return {0, 1, 2}; }
   std::string describe() const override {
     return "llama2.c tokenizer.bin, " + std::to_string(vocab_size()) + " tokens";
   }

@@ -20,6 +20,9 @@ class Tokenizer {
   virtual int64_t vocab_size() const = 0;
   virtual int64_t bos_id() const = 0;
   virtual int64_t eos_id() const = 0;
+  /// Ids of the special tokens (BOS, EOS, unknown, padding, ...), which analyses that draw
+  /// "every token of the vocabulary" leave out (the U-shape probe). Any order.
+  virtual std::vector<int64_t> special_ids() const = 0;
   /// What kind of tokenizer this is, for `info` and the GUI ("llama2.c tokenizer.bin, 512 tokens").
   virtual std::string describe() const = 0;
 };

@@ -48,6 +48,8 @@ class VocabTokenizer : public Tokenizer {
   int64_t vocab_size() const override { return static_cast<int64_t>(pieces_.size()); }
   int64_t bos_id() const override { return bos_; }
   int64_t eos_id() const override { return -1; }
+  /// Every piece written `<...>` (BOS, unknown, padding).
+  std::vector<int64_t> special_ids() const override { return special_ids_; }
   std::string describe() const override {
     return std::string("tokenizer.json, ") + (unit_ == Unit::Character ? "one token per character"
                                                                        : "one token per word") +

@@ -50,10 +50,14 @@ TEST(FlipFlop, EverySequenceFollowsTheRules) {
       ASSERT_NE(std::string("wri").find(text[t]), std::string::npos) << text;
       ASSERT_NE(std::string("01").find(text[t + 1]), std::string::npos) << text;
       if (text[t] == 'w') memory = text[t + 1];
-      if (text[t] == 'r') ASSERT_EQ(text[t + 1], memory) << "read must repeat the last write: " << text;
+      if (text[t] == 'r') {
+        ASSERT_EQ(text[t + 1], memory) << "read must repeat the last write: " << text;
+      }
       // Scored exactly at the r instructions (the prediction of the bit after them).
       ASSERT_EQ(answers[b][static_cast<int64_t>(t)].item<bool>(), text[t] == 'r') << text;
-      if (t + 1 < text.size() - 1) ASSERT_FALSE(answers[b][static_cast<int64_t>(t + 1)].item<bool>());
+      if (t + 1 < text.size() - 1) {
+        ASSERT_FALSE(answers[b][static_cast<int64_t>(t + 1)].item<bool>());
+      }
     }
   }
   EXPECT_TRUE(batch.weights.eq(1).all().item<bool>()) << "no padding in Flip-Flop";

@@ -1,0 +1,99 @@
+#include "analysis/probe_compare.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "core/base/error.h"
+
+namespace poslens {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The step of `step-NNNNNN` (the trainer's folder names), -1 for other names.
+int64_t step_from_name(const std::string& name) {
+  static const std::regex pattern("step-([0-9]{1,12})");
+  std::smatch m;
+  return std::regex_match(name, m, pattern) ? std::stoll(m[1].str()) : -1;
+}
+
+/// The step a checkpoint was saved at: its training record's "step", else its folder name.
+int64_t checkpoint_step(const LoadedModel& model) {
+  const auto& training = model.model->config().training_json;
+  if (!training.empty()) {
+    const auto j = nlohmann::json::parse(training, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("step") && j["step"].is_number_integer())
+      return j["step"].get<int64_t>();
+  }
+  fs::path p(model.path);
+  if (p.filename().empty()) p = p.parent_path();
+  const int64_t from_folder = step_from_name(p.filename().string());
+  return from_folder >= 0 ? from_folder : step_from_name(p.parent_path().filename().string());
+}
+
+void check_same_shape(const ProbeResult& first, const ProbeResult& other, const std::string& path) {
+  if (other.scores.sizes() != first.scores.sizes() ||
+      other.components.sizes() != first.components.sizes())
+    throw Error("'" + path + "' cannot be compared with the first checkpoint: its probe has " +
+                "layers × heads × components × keys " +
+                std::to_string(other.components.size(0)) + "×" +
+                std::to_string(other.components.size(1)) + "×" +
+                std::to_string(other.components.size(2)) + "×" +
+                std::to_string(other.components.size(3)) + ", the first " +
+                std::to_string(first.components.size(0)) + "×" +
+                std::to_string(first.components.size(1)) + "×" +
+                std::to_string(first.components.size(2)) + "×" +
+                std::to_string(first.components.size(3)));
+}
+
+}  // namespace
+
+std::vector<std::string> series_checkpoints(const std::string& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) throw Error("'" + folder + "' is not a folder");
+  std::vector<std::pair<int64_t, std::string>> found;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const int64_t step = step_from_name(entry.path().filename().string());
+    if (step >= 0 && entry.is_directory(ec)) found.emplace_back(step, entry.path().string());
+  }
+  if (ec) throw Error("cannot list '" + folder + "': " + ec.message());
+  if (found.empty())
+    throw Error("'" + folder + "' holds no checkpoint folders named step-NNNNNN");
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> paths;
+  for (auto& f : found) paths.push_back(std::move(f.second));
+  return paths;
+}
+
+CompareResult compare_checkpoints(const std::vector<std::string>& paths, const LoadOptions& load,
+                                  const ProbeOptions& options,
+                                  const std::function<bool(int64_t, int64_t)>& progress) {
+  if (paths.size() < 2) throw Error("comparing needs at least two checkpoints");
+  CompareResult out;
+  ProbeOptions probe = options;
+  const int64_t n_ckpt = static_cast<int64_t>(paths.size());
+  for (int64_t i = 0; i < n_ckpt; ++i) {
+    const auto& path = paths[static_cast<size_t>(i)];
+    const LoadedModel model = load_checkpoint(path, load);
+    // The first checkpoint fixes the tokens; the rest must take the same ones.
+    if (probe.tokens.empty()) probe.tokens = probe_tokens(model, options.samples, options.seed);
+    int64_t per = static_cast<int64_t>(probe.tokens.size());
+    auto result = run_probe(model, probe, [&](int64_t done, int64_t) {
+      return !progress || progress(i * per + done, n_ckpt * per);
+    });
+    if (!out.probes.empty()) check_same_shape(out.probes.front(), result, path);
+    out.names.push_back(path);
+    out.steps.push_back(checkpoint_step(model));
+    out.probes.push_back(std::move(result));
+  }
+  std::vector<at::Tensor> vaf;
+  for (const auto& p : out.probes) vaf.push_back(p.vaf);
+  out.vaf = torch::stack(vaf);
+  return out;
+}
+
+}  // namespace poslens

@@ -1,0 +1,30 @@
+#pragma once
+// The U-shape probe over several checkpoints of one model (seed 003 Fig. 2a: VAF per component
+// against training step): same tokens, same T, one checkpoint in memory at a time.
+#include <string>
+#include <vector>
+
+#include "analysis/rope_probe.h"
+
+namespace poslens {
+
+/// The probe over several checkpoints (seed 003 Fig. 2a).
+struct CompareResult {
+  std::vector<std::string> names;  ///< checkpoint paths as given
+  std::vector<int64_t> steps;      ///< training step per checkpoint, -1 where unknown
+  std::vector<ProbeResult> probes; ///< one per checkpoint, same tokens and T
+  at::Tensor vaf;                  ///< float32 [checkpoint, layer, component]
+};
+
+/// The checkpoints of a run folder: its `step-NNNNNN` subfolders in step order. Throws
+/// poslens::Error when `folder` is not a folder or holds none.
+std::vector<std::string> series_checkpoints(const std::string& folder);
+
+/// Loads each checkpoint in turn (only one in memory), probes it with the same tokens and
+/// stacks the VAF. `progress(done, total)` counts samples over all checkpoints. Throws
+/// poslens::Error for fewer than 2 checkpoints or ones whose layers, heads or components differ.
+CompareResult compare_checkpoints(const std::vector<std::string>& paths,
+                                  const LoadOptions& load, const ProbeOptions& options,
+                                  const std::function<bool(int64_t, int64_t)>& progress = {});
+
+}  // namespace poslens
