@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "core/base/error.h"
+#include "core/runtime/run.h"
 
 namespace poslens {
 namespace {
@@ -81,10 +82,11 @@ CompareResult compare_checkpoints(const std::vector<std::string>& paths, const L
     const LoadedModel model = load_checkpoint(path, load);
     // The first checkpoint fixes the tokens; the rest must take the same ones.
     if (probe.tokens.empty()) probe.tokens = probe_tokens(model, options.samples, options.seed);
-    int64_t per = static_cast<int64_t>(probe.tokens.size());
+    const int64_t per = static_cast<int64_t>(probe.tokens.size());
     auto result = run_probe(model, probe, [&](int64_t done, int64_t) {
       return !progress || progress(i * per + done, n_ckpt * per);
     });
+    if (out.probes.empty()) out.meta = export_metadata(model);
     if (!out.probes.empty()) check_same_shape(out.probes.front(), result, path);
     out.names.push_back(path);
     out.steps.push_back(checkpoint_step(model));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analysis/rope_probe.h"
+#include "core/formats/hdf5_export.h"
 
 namespace poslens {
 
@@ -14,6 +15,7 @@ struct CompareResult {
   std::vector<int64_t> steps;      ///< training step per checkpoint, -1 where unknown
   std::vector<ProbeResult> probes; ///< one per checkpoint, same tokens and T
   at::Tensor vaf;                  ///< float32 [checkpoint, layer, component]
+  ExportMetadata meta;             ///< of the first checkpoint (for the HDF5 root attributes)
 };
 
 /// The checkpoints of a run folder: its `step-NNNNNN` subfolders in step order. Throws

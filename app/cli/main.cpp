@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/frequency_commands.h"
 #include "app/cli/train_commands.h"
 #include "core/base/error.h"
 
@@ -98,6 +99,26 @@ CLI::App* add_eval_command(CLI::App& app, poslens::cli::EvalCommand& c) {
   return cmd;
 }
 
+void add_probe_options(CLI::App* cmd, poslens::cli::ProbeCommand& p) {
+  cmd->add_option("--length", p.length, "T: tokens per sample, BOS included")
+      ->required()
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+  cmd->add_option("--samples", p.samples,
+                  "\"all\" (every non-special token once: the exact expectation) or a count "
+                  "of random tokens")
+      ->capture_default_str();
+  cmd->add_option("--seed", p.seed, "Seed of the random tokens")->capture_default_str();
+  cmd->add_option("--batch", p.batch, "Samples per forward pass (default: from the model size)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--bos", p.bos, "BOS id (default: the tokenizer's or the config's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--train-length", p.train_length,
+                  "L for the activated band (default: from the checkpoint)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--out", p.out, "Output HDF5 file")->required();
+  cmd->add_option("--figure", p.figure, "Also write the figure (.png, .pdf or .svg)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,8 +166,49 @@ int main(int argc, char** argv) {
   poslens::cli::EvalCommand eval;
   auto* eval_cmd = add_eval_command(app, eval);
 
+  poslens::cli::ProbeCommand probe;
+  auto* probe_cmd = app.add_subcommand(
+      "probe", "U-shape probe: [BOS] + one token repeated; last query's logit to every key, "
+               "per rotary component, with VAF (docs/frequencies.md)");
+  add_common(probe_cmd, common, true);
+  add_probe_options(probe_cmd, probe);
+
+  poslens::cli::FrequenciesCommand freq;
+  auto* freq_cmd = app.add_subcommand(
+      "frequencies", "Split one layer's attention scores on the input by rotary component");
+  add_common(freq_cmd, common, true);
+  auto* freq_text = freq_cmd->add_option("--text", freq.input.text, "Input text (BOS first)");
+  auto* freq_tokens = freq_cmd->add_option("--tokens", freq.input.tokens, "Input token ids");
+  freq_text->excludes(freq_tokens);
+  freq_cmd->add_option("--layer", freq.layer, "Layer")->capture_default_str()->check(CLI::NonNegativeNumber);
+  freq_cmd->add_option("--head", freq.head, "One head (default: every head)")->check(CLI::NonNegativeNumber);
+  freq_cmd->add_option("--train-length", freq.train_length, "L (default: from the checkpoint)")
+      ->check(CLI::PositiveNumber);
+  freq_cmd->add_option("--out", freq.out, "Output HDF5 file")->required();
+  freq_cmd->add_option("--figure", freq.figure, "Also write the figure (.png, .pdf or .svg)");
+
+  poslens::cli::CompareCommand cmp;
+  auto* cmp_cmd = app.add_subcommand(
+      "compare", "The probe on several checkpoints: VAF per component against training step");
+  cmp_cmd->add_option("checkpoints", cmp.checkpoints, "Two or more checkpoints");
+  cmp_cmd->add_option("--series", cmp.series, "A run folder: its step-NNNNNN checkpoints")
+      ->check(CLI::ExistingDirectory);
+  cmp_cmd->add_option("--tokenizer", common.tokenizer, "Tokenizer file (default: found beside)");
+  cmp_cmd->add_option("--device", common.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  cmp_cmd->add_option("--dtype", common.dtype, "float32, bfloat16 or float16")->capture_default_str();
+  add_probe_options(cmp_cmd, cmp.probe);
+
   try {
     app.parse(argc, argv);
+    if (freq_cmd->parsed() && freq_text->count() == 0 && freq_tokens->count() == 0)
+      throw CLI::RequiredError("--text or --tokens");
+    freq.input.from_tokens = freq_tokens->count() > 0;
+    if (cmp_cmd->parsed()) {
+      if (cmp.series.empty() == cmp.checkpoints.empty())
+        throw CLI::ValidationError("compare", "give two or more checkpoints or --series FOLDER");
+      if (cmp.series.empty() && cmp.checkpoints.size() < 2)
+        throw CLI::ValidationError("compare", "needs at least two checkpoints");
+    }
     if (train_cmd->parsed()) check_train_command(*train_cmd, train);
     run.from_tokens = tokens->count() > 0;
     if (run_cmd->parsed() && text->count() == 0 && !run.from_tokens)
@@ -164,6 +226,9 @@ int main(int argc, char** argv) {
     if (convert->parsed()) poslens::cli::convert(common, out_dir);
     if (train_cmd->parsed()) poslens::cli::train(train);
     if (eval_cmd->parsed()) poslens::cli::eval(eval);
+    if (probe_cmd->parsed()) poslens::cli::probe(common, probe);
+    if (freq_cmd->parsed()) poslens::cli::frequencies(common, freq);
+    if (cmp_cmd->parsed()) poslens::cli::compare(common, cmp);
   } catch (const poslens::Error& e) {
     std::cerr << "poslens-cli: error: " << e.what() << "\n";
     return 1;

@@ -5,8 +5,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
+#include "analysis/frequency_curves.h"
 #include "analysis/heatmap_pooling.h"
+#include "analysis/probe_compare.h"
+#include "analysis/rope_probe.h"
 #include "core/runtime/checkpoint.h"
 #include "core/base/error.h"
 #include "core/runtime/run.h"
@@ -86,6 +90,38 @@ HeatmapData head_map(const RunResult& run, const ModelConfig& config, int layer,
   return map;
 }
 
+/// Per-head curves are sent when all of them hold at most this many values.
+constexpr int64_t kMaxCurveValues = 20'000'000;
+
+/// Every layer's probe curves: head means, and per head when small enough.
+FrequencySummary probe_summary(const ProbeResult& probe, const std::string& note) {
+  FrequencySummary s;
+  s.n_layers = static_cast<int>(probe.scores.size(0));
+  s.n_heads = static_cast<int>(probe.scores.size(1));
+  const int64_t values = probe.scores.size(0) * (probe.scores.size(1) + 1) *
+                         (probe.components.size(2) + 1) * probe.T;
+  s.per_head = values <= kMaxCurveValues;
+  s.curves.resize(static_cast<size_t>(s.n_layers * (s.n_heads + 1)));
+  for (int l = 0; l < s.n_layers; ++l)
+    for (int h = -1; h < (s.per_head ? s.n_heads : 0); ++h)
+      s.curves[static_cast<size_t>(l * (s.n_heads + 1) + h + 1)] = probe_curves(probe, l, h, note);
+  return s;
+}
+
+/// The run folder holding `path` when `path` is one of its step-NNNNNN checkpoints.
+QString series_folder_of(const QString& path) {
+  namespace fs = std::filesystem;
+  fs::path p(path.toStdString());
+  if (p.filename().empty()) p = p.parent_path();
+  if (p.filename().string().rfind("step-", 0) != 0) return {};
+  try {
+    if (series_checkpoints(p.parent_path().string()).size() >= 2)
+      return QString::fromStdString(p.parent_path().string());
+  } catch (const Error&) {
+  }
+  return {};
+}
+
 std::vector<int64_t> input_ids(const LoadedModel& loaded, const RunInput& input) {
   return input.as_token_ids
              ? parse_token_ids(input.text.toStdString(), loaded.model->config().vocab_size)
@@ -98,6 +134,8 @@ InferenceWorker::InferenceWorker(QObject* parent) : QObject(parent), state_(std:
   qRegisterMetaType<ModelSummary>();
   qRegisterMetaType<RunSummary>();
   qRegisterMetaType<HeatmapData>();
+  qRegisterMetaType<FrequencySummary>();
+  qRegisterMetaType<SeriesSummary>();
 }
 
 InferenceWorker::~InferenceWorker() = default;
@@ -126,6 +164,9 @@ void InferenceWorker::open(const JobTicket& job, const QString& path, const QStr
     summary.n_layers = static_cast<int>(loaded->model->config().n_layers);
     summary.n_heads = static_cast<int>(loaded->model->config().n_heads);
     summary.has_tokenizer = loaded->tokenizer != nullptr;
+    summary.rotary = loaded->model->position_encoding().rotary_info().has_value();
+    summary.train_length = static_cast<int>(training_length(loaded->model->config()));
+    summary.series_folder = series_folder_of(path);
     summary.views << "hook_pattern" << "hook_attn_scores";
     for (const auto& point : loaded->model->hook_points())
       if (point.layer == 0 && (point.kind == HookKind::PosScores || point.kind == HookKind::CopeGates ||
@@ -206,6 +247,77 @@ void InferenceWorker::exportCaptures(const JobTicket& job, const QString& path,
                                   });
     export_run(path.toStdString(), loaded, result);
     emit exported(job.generation, path);
+  });
+}
+
+void InferenceWorker::probe(const JobTicket& job, const ProbeRequest& request) {
+  guarded(this, job, tr("Probe failed"), [&] {
+    if (!state_->model) throw Error("open a checkpoint first");
+    const auto& loaded = *state_->model;
+    ProbeOptions options;
+    options.length = request.length;
+    options.samples = request.samples;
+    options.seed = request.seed;
+    const bool overlay = request.extrapolate_to > request.length;
+    const int64_t total = (overlay ? 2 : 1);
+    int64_t pass = 0;
+    const auto report = [&](int64_t done, int64_t n) {
+      emit progress(job.generation, static_cast<int>(pass * n + done), static_cast<int>(total * n));
+      return !job.cancelled();
+    };
+    const auto start = std::chrono::steady_clock::now();
+    const auto result = run_probe(loaded, options, report);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string name = std::filesystem::path(loaded.path).filename().string();
+    auto summary = probe_summary(result, name);
+    if (overlay) {
+      ++pass;
+      options.length = request.extrapolate_to;
+      options.tokens = result.tokens;
+      summary.overlay = probe_summary(run_probe(loaded, options, report), name).curves;
+    }
+    summary.note = tr("probe T=%1%2, %3 tokens, %4 s")
+                       .arg(request.length)
+                       .arg(overlay ? tr(" and T=%1").arg(request.extrapolate_to) : QString())
+                       .arg(result.n_samples)
+                       .arg(seconds, 0, 'f', 2);
+    if (job.cancelled()) throw Cancelled();
+    emit probeReady(job.generation, summary);
+  });
+}
+
+void InferenceWorker::compareSeries(const JobTicket& job, const QString& folder,
+                                    const ProbeRequest& request) {
+  guarded(this, job, tr("Comparison failed"), [&] {
+    if (!state_->model) throw Error("open a checkpoint first");
+    ProbeOptions options;
+    options.length = request.length;
+    options.samples = request.samples;
+    options.seed = request.seed;
+    LoadOptions load;
+    load.device = state_->model->model->device().str();
+    const auto paths = series_checkpoints(folder.toStdString());
+    const auto start = std::chrono::steady_clock::now();
+    const auto result = compare_checkpoints(paths, load, options, [&](int64_t done, int64_t n) {
+      emit progress(job.generation, static_cast<int>(done), static_cast<int>(n));
+      return !job.cancelled();
+    });
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    SeriesSummary summary;
+    summary.folder = folder;
+    for (int l = 0; l < static_cast<int>(result.vaf.size(1)); ++l)
+      summary.per_layer.push_back(compare_series(result, l));
+    summary.last = probe_summary(
+        result.probes.back(), std::filesystem::path(paths.back()).filename().string());
+    summary.last.note = tr("%1 checkpoints, probe T=%2, %3 tokens each, %4 s")
+                            .arg(paths.size())
+                            .arg(request.length)
+                            .arg(result.probes.back().n_samples)
+                            .arg(seconds, 0, 'f', 1);
+    if (job.cancelled()) throw Cancelled();
+    emit seriesReady(job.generation, summary);
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "app/gui/frequency_types.h"
 #include "app/gui/run_types.h"
 
 namespace poslens::gui {
@@ -38,6 +39,12 @@ class InferenceWorker : public QObject {
   /// progress() per layer, then exported().
   void exportCaptures(const JobTicket& job, const QString& path, const RunInput& input,
                       const QString& captures);
+  /// The U-shape probe (and the extrapolation probe) on the open model: curves of every layer.
+  /// Emits progress() in samples, then probeReady().
+  void probe(const JobTicket& job, const ProbeRequest& request);
+  /// The probe on every step-* checkpoint of `folder` (loaded one at a time beside the open
+  /// model): VAF against step per layer. Emits progress(), then seriesReady().
+  void compareSeries(const JobTicket& job, const QString& folder, const ProbeRequest& request);
 
  signals:
   void opened(quint64 generation, const poslens::gui::ModelSummary& summary);
@@ -45,6 +52,8 @@ class InferenceWorker : public QObject {
   void runFinished(quint64 generation, const poslens::gui::RunSummary& summary);
   void headReady(quint64 generation, const poslens::HeatmapData& heatmap);
   void exported(quint64 generation, const QString& path);
+  void probeReady(quint64 generation, const poslens::gui::FrequencySummary& summary);
+  void seriesReady(quint64 generation, const poslens::gui::SeriesSummary& summary);
   void cancelled(quint64 generation);
   void failed(quint64 generation, const QString& title, const QString& message);
   /// Emitted after every job, whatever its outcome: the Session then sends the next one.

@@ -1,4 +1,5 @@
-// poslens: the desktop GUI. `poslens [CHECKPOINT] [--text TEXT] [--run] [--view HOOK]`.
+// poslens: the desktop GUI.
+// `poslens [CHECKPOINT] [--text TEXT] [--run] [--view HOOK] [--probe | --series]`.
 #include <QApplication>
 #include <QCommandLineParser>
 
@@ -24,6 +25,13 @@ int main(int argc, char** argv) {
                           "Per-head map to show: hook_pattern (default), hook_attn_scores, "
                           "hook_pos_scores, hook_cope_gates or hook_cope_pos",
                           "hook");
+  QCommandLineOption probe(QStringList{"probe"},
+                           "Run the RoPE U-shape probe (Frequencies panel) once loaded");
+  QCommandLineOption series(QStringList{"series"},
+                            "Compare the checkpoints of the run folder the checkpoint is in "
+                            "(VAF against training step) once loaded");
+  parser.addOption(probe);
+  parser.addOption(series);
   parser.addOption(text);
   parser.addOption(run);
   parser.addOption(view);
@@ -36,6 +44,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(view)) window.setPreferredView(parser.value(view));
   if (!parser.positionalArguments().isEmpty()) {
     if (parser.isSet(run)) window.runWhenLoaded();
+    if (parser.isSet(probe) || parser.isSet(series)) window.probeWhenLoaded(parser.isSet(series));
     window.openCheckpoint(parser.positionalArguments().first());
   }
   return app.exec();

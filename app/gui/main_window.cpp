@@ -51,6 +51,7 @@ MainWindow::~MainWindow() = default;
 void MainWindow::placePanels() {
   QDockWidget* left = nullptr;
   QDockWidget* right = nullptr;
+  QDockWidget* bottom = nullptr;
   QList<QDockWidget*> stacked_left;
   for (const auto& panel : panels_) {
     connect(panel.get(), &Panel::figureChanged, this, &MainWindow::updateActions);
@@ -67,7 +68,9 @@ void MainWindow::placePanels() {
     if (panel->placement() == Panel::Placement::Left) stacked_left << dock;
     if (panel->placement() == Panel::Placement::Left && !left) left = dock;
     if (panel->placement() == Panel::Placement::Right && !right) right = dock;
+    if (panel->placement() == Panel::Placement::Bottom && !bottom) bottom = dock;
   }
+  if (bottom) resizeDocks({bottom}, {480}, Qt::Vertical);
   if (right) resizeDocks({right}, {520}, Qt::Horizontal);
   if (left) resizeDocks({left}, {330}, Qt::Horizontal);
   // Stacked docks start at their widgets' preferred heights (the rest goes to the first), so
@@ -155,6 +158,16 @@ void MainWindow::connectSession() {
     if (run_when_loaded_) {
       run_when_loaded_ = false;
       session_->run();
+    }
+    if (probe_when_loaded_ != ProbeOnLoad::None) {
+      // The Frequencies panel shows whatever the session's probe brings back.
+      ProbeRequest request;
+      request.length = model.train_length >= 2 && model.train_length <= 4096 ? model.train_length : 128;
+      if (probe_when_loaded_ == ProbeOnLoad::Series && !model.series_folder.isEmpty())
+        session_->compareSeries(model.series_folder, request);
+      else
+        session_->runProbe(request);
+      probe_when_loaded_ = ProbeOnLoad::None;
     }
   });
   connect(s, &Session::runFinished, this, &MainWindow::updateActions);

@@ -29,6 +29,9 @@ class MainWindow : public QMainWindow {
   void setInputText(const QString& text);
   /// Runs the input once the next model is loaded (used by the command line).
   void runWhenLoaded() { run_when_loaded_ = true; }
+  /// Runs the U-shape probe at T = L (or, with `series`, compares the run folder's
+  /// checkpoints) once the next model is loaded (the command line's --probe / --series).
+  void probeWhenLoaded(bool series) { probe_when_loaded_ = series ? ProbeOnLoad::Series : ProbeOnLoad::Probe; }
   /// Selects the view with hook suffix `view` (e.g. "hook_cope_gates") once a model that has
   /// it is loaded (used by the command line).
   void setPreferredView(const QString& view) { session_->setPreferredView(view); }
@@ -66,6 +69,7 @@ class MainWindow : public QMainWindow {
   std::vector<QAction*> figure_actions_;
   QAction* export_h5_ = nullptr;
   bool run_when_loaded_ = false;
+  enum class ProbeOnLoad { None, Probe, Series } probe_when_loaded_ = ProbeOnLoad::None;
 };
 
 }  // namespace poslens::gui

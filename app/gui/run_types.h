@@ -23,6 +23,9 @@ struct ModelSummary {
   /// "hook_attn_scores", and where the position encoding has them "hook_pos_scores",
   /// "hook_cope_gates", "hook_cope_pos"); the pattern comes first.
   QStringList views;
+  bool rotary = false;     ///< q and k rotate (RoPE, scaled RoPE, HoPE): frequency analysis applies
+  int train_length = 0;    ///< L from the checkpoint (0: unknown)
+  QString series_folder;   ///< the run folder when the checkpoint is one of its step-* folders
 };
 
 struct RunSummary {

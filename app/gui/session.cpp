@@ -8,6 +8,7 @@ namespace poslens::gui {
 
 Session::Session(QObject* parent) : QObject(parent) {
   qRegisterMetaType<RunInput>();
+  qRegisterMetaType<ProbeRequest>();
   worker_ = new InferenceWorker;
   worker_->moveToThread(&thread_);
   connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
@@ -63,6 +64,14 @@ void Session::connectWorker() {
   connect(worker_, &InferenceWorker::exported, this, [this](quint64 g, const QString& path) {
     if (current(g)) emit exported(path);
   });
+  connect(worker_, &InferenceWorker::probeReady, this,
+          [this](quint64 g, const FrequencySummary& s) {
+            if (current(g)) emit probeReady(s);
+          });
+  connect(worker_, &InferenceWorker::seriesReady, this,
+          [this](quint64 g, const SeriesSummary& s) {
+            if (current(g)) emit seriesReady(s);
+          });
   // InferenceWorker::cancelled needs no handler: cancel() already told the views, and a job
   // cancelled because a newer one replaced it is not news.
 }
@@ -74,7 +83,8 @@ void Session::setLoadOptions(const QString& device, const QString& dtype) {
 
 void Session::open(const QString& path) {
   // Work queued for the old model is meaningless for the new one.
-  for (const char* tag : {"run", "head", "export"}) supersede(QString::fromLatin1(tag));
+  for (const char* tag : {"run", "head", "export", "probe", "compare"})
+    supersede(QString::fromLatin1(tag));
   Job job;
   job.tag = QStringLiteral("open");
   job.busy_text = tr("Loading %1…").arg(QFileInfo(path).fileName());
@@ -154,6 +164,37 @@ void Session::exportCaptures(const QString& path) {
   const QString captures = export_captures_;
   job.body = [path, input, captures](InferenceWorker& w, const JobTicket& t) {
     w.exportCaptures(t, path, input, captures);
+  };
+  enqueue(std::move(job));
+}
+
+void Session::runProbe(const ProbeRequest& request) {
+  const bool opening = (running_ && running_->tag == "open") || queued("open");
+  if (!model_ && !opening) {
+    emit failed(tr("Nothing to probe"), tr("Open a checkpoint first (File ▸ Open)."));
+    return;
+  }
+  if (request.length < 2) {
+    emit failed(tr("Cannot probe"), tr("The probe needs T of at least 2 tokens."));
+    return;
+  }
+  Job job;
+  job.tag = QStringLiteral("probe");
+  job.busy_text = tr("Probing T=%1…").arg(request.length);
+  job.body = [request](InferenceWorker& w, const JobTicket& t) { w.probe(t, request); };
+  enqueue(std::move(job));
+}
+
+void Session::compareSeries(const QString& folder, const ProbeRequest& request) {
+  if (!model_) {
+    emit failed(tr("Nothing to compare"), tr("Open a checkpoint first (File ▸ Open)."));
+    return;
+  }
+  Job job;
+  job.tag = QStringLiteral("compare");
+  job.busy_text = tr("Comparing the checkpoints of %1…").arg(QFileInfo(folder).fileName());
+  job.body = [folder, request](InferenceWorker& w, const JobTicket& t) {
+    w.compareSeries(t, folder, request);
   };
   enqueue(std::move(job));
 }

@@ -18,6 +18,7 @@
 #include <functional>
 #include <optional>
 
+#include "app/gui/frequency_types.h"
 #include "app/gui/run_types.h"
 
 namespace poslens::gui {
@@ -60,6 +61,11 @@ class Session : public QObject {
   /// Re-runs the input of the newest run (finished, running or queued) with
   /// exportCaptureSpec() and writes HDF5 to `path`. Refused with failed() when there is none.
   void exportCaptures(const QString& path);
+  /// Runs the U-shape probe on the open model (tag "probe"; a newer request replaces it).
+  /// Refused with failed() when no model is open or T < 2.
+  void runProbe(const ProbeRequest& request);
+  /// The probe over the step-* checkpoints of `folder` (tag "compare").
+  void compareSeries(const QString& folder, const ProbeRequest& request);
   /// Cancels every queued job and the running one; each emits cancelled() once.
   void cancel();
 
@@ -74,7 +80,8 @@ class Session : public QObject {
   QString view() const { return view_; }
   std::pair<int, int> selectedHead() const { return selected_; }
   QString exportCaptureSpec() const { return export_captures_; }
-  /// True while an open, run or export job is queued or running (head maps do not count).
+  /// True while an open, run, export, probe or compare job is queued or running (head maps
+  /// do not count).
   bool isBusy() const;
   /// The worker object (on its own thread); for tests that watch its raw signals.
   InferenceWorker* worker() const { return worker_; }
@@ -97,6 +104,8 @@ class Session : public QObject {
   void headSelected(int layer, int head);
   void headReady(const poslens::HeatmapData& heatmap);
   void exported(const QString& path);
+  void probeReady(const poslens::gui::FrequencySummary& summary);
+  void seriesReady(const poslens::gui::SeriesSummary& summary);
   /// A job of `tag` ended because of cancel() (not because a newer job replaced it).
   void cancelled(const QString& tag);
   void failed(const QString& title, const QString& message);

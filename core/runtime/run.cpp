@@ -80,16 +80,21 @@ RunResult run_model(const LoadedModel& model, const std::vector<int64_t>& ids,
   return run;
 }
 
-void export_run(const std::string& path, const LoadedModel& model, const RunResult& run) {
-  std::vector<NamedCapture> captures;
-  for (const auto& [point, tensor] : run.captures.tensors)
-    captures.push_back({point.name(), point.dims(), tensor});
+ExportMetadata export_metadata(const LoadedModel& model) {
   ExportMetadata meta;
   meta.tool_version = POSLENS_VERSION;
   meta.model_config_json = model.model->config().to_json();
   meta.checkpoint = model.path;
   meta.device = model.model->device().str();
   meta.dtype = dtype_name(model.model->dtype());
+  return meta;
+}
+
+void export_run(const std::string& path, const LoadedModel& model, const RunResult& run) {
+  std::vector<NamedCapture> captures;
+  for (const auto& [point, tensor] : run.captures.tensors)
+    captures.push_back({point.name(), point.dims(), tensor});
+  const ExportMetadata meta = export_metadata(model);
   const auto ids = torch::tensor(run.ids, torch::kLong).unsqueeze(0);
   write_captures_hdf5(path, captures, ids, run.labels, meta);
 }

@@ -5,6 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "core/formats/hdf5_export.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/hook_points.h"
 #include "core/runtime/transformer.h"
@@ -38,6 +39,10 @@ struct RunResult {
 /// matches no hook point of this model or bad ids, poslens::Cancelled from `progress`.
 RunResult run_model(const LoadedModel& model, const std::vector<int64_t>& ids,
                     const CaptureSpec& spec, const ProgressFn& progress = {});
+
+/// The root attributes of every file PosLens writes about `model` (tool version, config JSON,
+/// checkpoint path, device, dtype).
+ExportMetadata export_metadata(const LoadedModel& model);
 
 /// Writes the captures of `run` as HDF5 (hdf5_export.h layout) with the model's metadata.
 void export_run(const std::string& path, const LoadedModel& model, const RunResult& run);

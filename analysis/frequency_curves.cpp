@@ -1,0 +1,111 @@
+#include "analysis/frequency_curves.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "analysis/rope_frequencies.h"
+#include "core/base/error.h"
+
+namespace poslens {
+namespace {
+
+std::vector<double> to_vector(const at::Tensor& t) {
+  const auto d = t.to(torch::kCPU, torch::kDouble).contiguous();
+  return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+}
+
+std::vector<bool> to_bools(const at::Tensor& t) {
+  std::vector<bool> out;
+  const auto b = t.to(torch::kCPU, torch::kBool).contiguous();
+  for (int64_t i = 0; i < b.numel(); ++i) out.push_back(b[i].item<bool>());
+  return out;
+}
+
+void check_index(const char* what, int64_t i, int64_t n, bool allow_minus_one) {
+  if (i >= n || i < (allow_minus_one ? -1 : 0))
+    throw Error(std::string(what) + " " + std::to_string(i) + " is out of range (" +
+                std::to_string(n) + ")");
+}
+
+std::string who(int layer, int head) {
+  return "L" + std::to_string(layer) + (head < 0 ? " head mean" : " H" + std::to_string(head));
+}
+
+}  // namespace
+
+FrequencyCurves probe_curves(const ProbeResult& p, int layer, int head,
+                             const std::string& input_note) {
+  check_index("layer", layer, p.scores.size(0), false);
+  check_index("head", head, p.scores.size(1), true);
+  FrequencyCurves c;
+  c.layer = layer;
+  c.head = head;
+  c.T = p.T;
+  c.L = p.L;
+  c.kept_components = p.kept_components;
+  c.theta = to_vector(p.theta);
+  c.activated = to_bools(p.activated);
+  const auto scores = head < 0 ? p.scores[layer].mean(0) : p.scores[layer][head];
+  const auto comps = head < 0 ? p.components[layer].mean(0) : p.components[layer][head];
+  c.scores = to_vector(scores);
+  for (int64_t k = 0; k < comps.size(0); ++k) c.components.push_back(to_vector(comps[k]));
+  c.vaf = to_vector(head < 0 ? p.vaf[layer] : p.vaf_per_head[layer][head]);
+  std::ostringstream title;
+  title << who(layer, head) << " · U-shape probe: [BOS] + token × " << p.T - 1 << ", mean of "
+        << p.n_samples << " tokens" << (input_note.empty() ? "" : " · " + input_note);
+  c.title = title.str();
+  return c;
+}
+
+FrequencyCurves text_curves(const TextDecomposition& d, int head, const std::string& input_note) {
+  check_index("head", head, d.components.size(0), false);
+  const int64_t T = d.components.size(-1);
+  FrequencyCurves c;
+  c.layer = d.layer;
+  c.head = d.head >= 0 ? d.head : head;
+  c.T = T;
+  c.L = d.L;
+  c.kept_components = d.kept_components;
+  c.theta = to_vector(d.theta);
+  c.activated = to_bools(d.activated);
+  const auto comps = d.components[head];  // [C, Q, K]
+  auto total = comps.sum(0);
+  if (d.remainder.defined()) total = total + d.remainder[head];
+  if (d.position_terms.defined()) total = total + d.position_terms[head];
+  c.scores = to_vector(total[T - 1]);
+  for (int64_t k = 0; k < comps.size(0); ++k) c.components.push_back(to_vector(comps[k][T - 1]));
+  // VAF over the allowed entries of the whole map (masked entries are 0 in both).
+  const auto allowed = d.scores[head].isfinite();
+  const auto y = total.masked_select(allowed);
+  std::vector<at::Tensor> rows;
+  for (int64_t k = 0; k < comps.size(0); ++k) rows.push_back(comps[k].masked_select(allowed));
+  c.vaf = rows.empty() ? std::vector<double>{}
+                       : to_vector(variance_accounted_for(y.unsqueeze(0), torch::stack(rows)));
+  for (const auto& label : d.labels) c.key_labels.push_back(label);
+  std::ostringstream title;
+  title << who(c.layer, c.head) << " · scores of the last query on the input (" << T
+        << " tokens); VAF over the whole map" << (input_note.empty() ? "" : " · " + input_note);
+  c.title = title.str();
+  return c;
+}
+
+VafSeries compare_series(const CompareResult& r, int layer) {
+  check_index("layer", layer, r.vaf.size(1), false);
+  VafSeries s;
+  s.layer = layer;
+  s.names = r.names;
+  s.steps = r.steps;
+  for (int64_t i = 0; i < r.vaf.size(0); ++i) s.vaf.push_back(to_vector(r.vaf[i][layer]));
+  s.theta = to_vector(r.probes.front().theta);
+  s.activated = to_bools(r.probes.front().activated);
+  std::ostringstream title;
+  title << "L" << layer << " head mean · VAF per component over " << r.names.size()
+        << " checkpoints · probe T=" << r.probes.front().T << ", " << r.probes.front().n_samples
+        << " tokens";
+  s.title = title.str();
+  return s;
+}
+
+}  // namespace poslens

@@ -1,0 +1,36 @@
+#pragma once
+// HDF5 files of the RoPE frequency analyses (docs/hdf5-layout.md "/analysis/probe",
+// "/analysis/frequencies", "/analysis/compare"): what `poslens-cli probe`, `frequencies` and
+// `compare` write, with the exact dataset names other tools read. Atomic, like every export.
+#include <string>
+
+#include "analysis/probe_compare.h"
+#include "analysis/rope_probe.h"
+#include "analysis/text_decomposition.h"
+#include "core/formats/hdf5_export.h"
+
+namespace poslens {
+
+/// `/analysis/probe/`: scores, scores_std [layer, head, key_pos]; components [layer, head,
+/// component, key_pos]; remainder, position_terms [layer, head, key_pos] where present;
+/// vaf [layer, component]; vaf_per_head [layer, head, component]; theta float64 [component];
+/// activated uint8 [component]; tokens int64 [sample]. Attributes T, n_samples, L, pairing,
+/// bos_id, kept_components, seed, sampling ("all" or "random"). Throws poslens::Error as
+/// write_analysis_hdf5 does.
+void write_probe_hdf5(const std::string& path, const ProbeResult& probe, uint64_t seed,
+                      bool every_token, const ExportMetadata& meta);
+
+/// `/analysis/frequencies/`: components [head, component, q_pos, k_pos], scores, remainder,
+/// position_terms [head, q_pos, k_pos], theta, activated; attributes layer, head (-1: all),
+/// L, pairing, kept_components; `/tokens` as `run` writes them.
+void write_frequencies_hdf5(const std::string& path, const TextDecomposition& d,
+                            const ExportMetadata& meta);
+
+/// `/analysis/compare/`: vaf float32 [checkpoint, layer, component]; checkpoints (strings)
+/// and steps int64 [checkpoint] (-1 unknown); scores [checkpoint, layer, head, key_pos];
+/// components [checkpoint, layer, component, key_pos] (head means); theta, activated;
+/// attributes T, n_samples, L, pairing. `meta` describes the first checkpoint.
+void write_compare_hdf5(const std::string& path, const CompareResult& compare,
+                        const ExportMetadata& meta);
+
+}  // namespace poslens

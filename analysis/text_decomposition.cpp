@@ -1,0 +1,63 @@
+#include "analysis/text_decomposition.h"
+
+#include <torch/torch.h>
+
+#include "analysis/rope_frequencies.h"
+#include "analysis/rope_probe.h"
+#include "core/base/error.h"
+#include "core/runtime/run.h"
+
+namespace poslens {
+
+TextDecomposition decompose_text(const LoadedModel& model, const std::vector<int64_t>& ids,
+                                 int layer, int head, int64_t train_length) {
+  const auto& cfg = model.model->config();
+  const auto& pe = model.model->position_encoding();
+  const int64_t T = static_cast<int64_t>(ids.size());
+  const auto rotary = pe.rotary_info(T);
+  if (!rotary)
+    throw Error("the frequency decomposition needs a rotary model (RoPE, scaled RoPE, HoPE); "
+                "this one uses " + pe.describe());
+  if (layer < 0 || layer >= cfg.n_layers)
+    throw Error("layer " + std::to_string(layer) + " is out of range (the model has " +
+                std::to_string(cfg.n_layers) + ")");
+  if (head < -1 || head >= cfg.n_heads)
+    throw Error("head " + std::to_string(head) + " is out of range (the model has " +
+                std::to_string(cfg.n_heads) + ")");
+
+  const std::string prefix = "blocks." + std::to_string(layer) + ".attn.";
+  std::vector<std::string> hooks = {prefix + "hook_q", prefix + "hook_k", prefix + "hook_attn_scores"};
+  if (pe.has_position_scores()) hooks.push_back(prefix + "hook_pos_scores");
+  const auto run = run_model(model, ids, CaptureSpec(hooks));
+
+  TextDecomposition out;
+  out.layer = layer;
+  out.head = head;
+  out.L = train_length > 0 ? train_length : training_length(cfg);
+  out.pairing = to_string(rotary->pairing);
+  out.kept_components = rotary->kept_components;
+  out.ids = run.ids;
+  out.labels = run.labels;
+  out.theta = effective_theta(*rotary);
+  out.activated = out.L > 0 ? activated_components(out.theta, out.L)
+                            : torch::zeros({out.theta.size(0)}, torch::kBool);
+
+  c10::InferenceMode guard;
+  const auto positions = torch::arange(T, torch::kLong);
+  const auto parts = decompose_rotary_scores(run.captures.find({HookKind::Q, layer}),
+                                             run.captures.find({HookKind::K, layer}), positions,
+                                             positions, *rotary, cfg.attention_scale());
+  const auto hidden = allowed_keys(cfg, T, torch::kCPU).logical_not();
+  const auto pick = [&](const at::Tensor& t) {  // [1, head, ...] -> [head or 1, ...]
+    return head < 0 ? t.select(0, 0) : t.select(0, 0).slice(0, head, head + 1);
+  };
+  out.components = pick(parts.components).masked_fill(hidden, 0.0).contiguous();
+  if (parts.remainder.defined())
+    out.remainder = pick(parts.remainder).masked_fill(hidden, 0.0).contiguous();
+  if (const auto pos = run.captures.find({HookKind::PosScores, layer}); pos.defined())
+    out.position_terms = pick(pos).contiguous();
+  out.scores = pick(run.captures.find({HookKind::AttnScores, layer})).contiguous();
+  return out;
+}
+
+}  // namespace poslens

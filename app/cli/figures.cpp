@@ -1,0 +1,70 @@
+// Torch-side headers first: Qt's `slots` macro must not meet them.
+#include "app/cli/figures.h"
+
+#include "analysis/frequency_curves.h"
+#include "core/base/error.h"
+
+#ifdef POSLENS_CLI_FIGURES
+#include <QApplication>
+#include <filesystem>
+#include <memory>
+
+#include "widgets/figure_export.h"
+#include "widgets/frequency_plot.h"
+#endif
+
+namespace poslens::cli {
+namespace {
+
+#ifdef POSLENS_CLI_FIGURES
+/// A QApplication for drawing offscreen (no display needed), made once.
+void ensure_application() {
+  if (QApplication::instance()) return;
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  static int argc = 1;
+  static char name[] = "poslens-cli";
+  static char* argv[] = {name, nullptr};
+  static auto app = std::make_unique<QApplication>(argc, argv);
+}
+
+void write(const std::string& path, const FrequencyCurves& curves, const VafSeries& series) {
+  ensure_application();
+  FrequencyPlot plot;
+  plot.resize(1500, 700);
+  plot.setCurves(curves);
+  plot.setSeries(series);
+  const QString file = QString::fromStdString(path);
+  QString error;
+  if (!plot.exportFigure(file, figureFormatForPath(file), &error, 1500, 700))
+    throw Error(error.toStdString());
+}
+
+std::string name_of(const std::string& checkpoint) {
+  return std::filesystem::path(checkpoint).filename().string();
+}
+#else
+[[noreturn]] void write(const std::string&, const FrequencyCurves&, const VafSeries&) {
+  throw Error("this poslens-cli was built without Qt (POSLENS_BUILD_GUI=OFF), so --figure is "
+              "unavailable; the HDF5 output has every number");
+}
+std::string name_of(const std::string& checkpoint) { return checkpoint; }
+#endif
+
+}  // namespace
+
+void write_probe_figure(const std::string& path, const ProbeResult& probe,
+                        const std::string& checkpoint) {
+  write(path, probe_curves(probe, 0, -1, name_of(checkpoint)), {});
+}
+
+void write_frequencies_figure(const std::string& path, const TextDecomposition& d,
+                              const std::string& checkpoint) {
+  write(path, text_curves(d, 0, name_of(checkpoint)), {});
+}
+
+void write_compare_figure(const std::string& path, const CompareResult& compare) {
+  write(path, probe_curves(compare.probes.back(), 0, -1, name_of(compare.names.back())),
+        compare_series(compare, 0));
+}
+
+}  // namespace poslens::cli

@@ -1,0 +1,24 @@
+#pragma once
+// The figures of `poslens-cli probe/frequencies/compare --figure`: the Frequencies panel's own
+// plot (widgets/frequency_plot.h) drawn offscreen, so the CLI figure and the GUI look the same.
+// Built only with the GUI (POSLENS_BUILD_GUI); without it each call throws poslens::Error
+// saying so (the HDF5 output still has every number).
+#include <string>
+
+#include "analysis/probe_compare.h"
+#include "analysis/rope_probe.h"
+#include "analysis/text_decomposition.h"
+
+namespace poslens::cli {
+
+/// Layer 0's head-mean probe curves and VAF (the panel's default view). Format by suffix
+/// (.png, .pdf, .svg). Throws poslens::Error when writing fails.
+void write_probe_figure(const std::string& path, const ProbeResult& probe,
+                        const std::string& checkpoint);
+/// The first head's last-query curves of the decomposition, VAF over its whole map.
+void write_frequencies_figure(const std::string& path, const TextDecomposition& d,
+                              const std::string& checkpoint);
+/// VAF against step for layer 0 with the last checkpoint's curves.
+void write_compare_figure(const std::string& path, const CompareResult& compare);
+
+}  // namespace poslens::cli

@@ -1,0 +1,228 @@
+#include "app/gui/panels/frequencies_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "app/gui/session.h"
+#include "widgets/figure_export.h"
+#include "widgets/frequency_plot.h"
+
+namespace poslens::gui {
+namespace {
+
+QSpinBox* spin(int lo, int hi, int value, const QString& special, const QString& tip) {
+  auto* box = new QSpinBox;
+  box->setRange(lo, hi);
+  box->setValue(value);
+  if (!special.isEmpty()) box->setSpecialValueText(special);
+  box->setToolTip(tip);
+  return box;
+}
+
+}  // namespace
+
+FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
+  widget_ = new QWidget;
+  auto* layout = new QVBoxLayout(widget_);
+  auto* controls = new QHBoxLayout;
+  length_ = spin(2, 1 << 20, 128, {}, tr("T: tokens per probe sample, BOS included (default: the training length L)"));
+  samples_ = spin(0, 1 << 20, 0, tr("all"),
+                  tr("Tokens to average over: all = every non-special token once (exact), "
+                     "else that many at random"));
+  extrapolate_ = spin(0, 1 << 20, 0, tr("off"),
+                      tr("Also probe at this longer T and draw it over the curves (seed 003 Fig. 2c)"));
+  layer_ = spin(0, 0, 0, {}, tr("Layer shown"));
+  per_head_ = new QCheckBox(tr("selected head"));
+  per_head_->setToolTip(tr("Show the head selected in the Heads panel instead of the mean over heads"));
+  x_axis_ = new QComboBox;
+  x_axis_->addItems({tr("key position"), tr("distance")});
+  components_ = new QLineEdit;
+  components_->setPlaceholderText(tr("components, e.g. 6,7 (default: activated + top VAF)"));
+  components_->setClearButtonEnabled(true);
+  run_ = new QPushButton(tr("Run probe"));
+  series_ = new QPushButton(tr("Compare series"));
+  series_->setToolTip(tr("VAF against training step over this run folder's checkpoints"));
+  folder_ = new QPushButton(tr("Compare folder…"));
+  export_ = new QPushButton(tr("Export…"));
+  const std::pair<QString, QWidget*> labelled[] = {{tr("T"), length_},
+                                                   {tr("samples"), samples_},
+                                                   {tr("extrapolate to T"), extrapolate_},
+                                                   {tr("layer"), layer_}};
+  for (const auto& [label, w] : labelled) {
+    controls->addWidget(new QLabel(label));
+    controls->addWidget(w);
+  }
+  controls->addWidget(per_head_);
+  controls->addWidget(x_axis_);
+  controls->addWidget(components_, 1);
+  controls->addWidget(run_);
+  controls->addWidget(series_);
+  controls->addWidget(folder_);
+  controls->addWidget(export_);
+  layout->addLayout(controls);
+  info_ = new QLabel(tr("Open a rotary model (RoPE, scaled RoPE, HoPE) and run the probe."));
+  info_->setWordWrap(true);
+  info_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(info_);
+  plot_ = new FrequencyPlot;
+  plot_->setMinimumHeight(320);
+  layout->addWidget(plot_, 1);
+
+  connect(run_, &QPushButton::clicked, this, &FrequenciesPanel::runProbe);
+  connect(series_, &QPushButton::clicked, this, [this] { compareSeries(); });
+  connect(folder_, &QPushButton::clicked, this, [this] {
+    const auto folder = QFileDialog::getExistingDirectory(
+        widget_, tr("Run folder with step-NNNNNN checkpoints"));
+    if (!folder.isEmpty()) compareSeries(folder);
+  });
+  connect(export_, &QPushButton::clicked, this, &FrequenciesPanel::exportDialog);
+  connect(layer_, qOverload<int>(&QSpinBox::valueChanged), this, &FrequenciesPanel::showSelection);
+  connect(per_head_, &QCheckBox::toggled, this, &FrequenciesPanel::showSelection);
+  connect(x_axis_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int i) {
+    plot_->setXAxis(i == 0 ? FrequencyPlot::XAxis::Position : FrequencyPlot::XAxis::Distance);
+  });
+  connect(components_, &QLineEdit::editingFinished, this, [this] {
+    std::vector<int> chosen;
+    for (const auto& part : components_->text().split(',', Qt::SkipEmptyParts)) {
+      bool ok = false;
+      const int c = part.trimmed().toInt(&ok);
+      if (ok) chosen.push_back(c);
+    }
+    plot_->setShownComponents(chosen.empty() ? plot_->defaultComponents() : chosen);
+  });
+  connect(&session, &Session::modelOpened, this, &FrequenciesPanel::onModelOpened);
+  connect(&session, &Session::headSelected, this, [this](int layer, int head) {
+    selected_head_ = head;
+    if (layer >= 0 && layer <= layer_->maximum()) layer_->setValue(layer);
+    showSelection();
+  });
+  connect(&session, &Session::probeReady, this, [this](const FrequencySummary& summary) {
+    probe_ = summary;
+    series_result_.reset();
+    plot_->setSeries({});
+    showSelection();
+    emit figureChanged();
+  });
+  connect(&session, &Session::seriesReady, this, [this](const SeriesSummary& summary) {
+    series_result_ = summary;
+    probe_ = summary.last;
+    showSelection();
+    emit figureChanged();
+  });
+  connect(&session, &Session::busyChanged, this, [this](bool busy) {
+    run_->setEnabled(!busy && session_has_rotary_);
+  });
+  onModelOpened();
+}
+
+void FrequenciesPanel::onModelOpened() {
+  probe_.reset();
+  series_result_.reset();
+  plot_->setCurves({});
+  plot_->setOverlay({});
+  plot_->setSeries({});
+  const ModelSummary model = session().model();
+  session_has_rotary_ = session().hasModel();
+  layer_->setMaximum(std::max(0, model.n_layers - 1));
+  if (model.train_length >= 2 && model.train_length <= 4096) length_->setValue(model.train_length);
+  series_folder_ = model.series_folder;
+  series_->setEnabled(!series_folder_.isEmpty());
+  series_->setToolTip(series_folder_.isEmpty()
+                          ? tr("The open checkpoint is not a step-NNNNNN folder of a run")
+                          : tr("VAF against training step over %1").arg(series_folder_));
+  run_->setEnabled(session().hasModel());
+  if (!session().hasModel()) return;
+  info_->setText(model.rotary
+                     ? tr("Rotary model, training length L=%1: run the probe (T=%2 by default).")
+                           .arg(model.train_length)
+                           .arg(length_->value())
+                     : tr("This model does not rotate q and k: the probe shows its logits by "
+                          "position, without rotary components."));
+  emit figureChanged();
+}
+
+ProbeRequest FrequenciesPanel::request() const {
+  ProbeRequest r;
+  r.length = length_->value();
+  r.samples = samples_->value();
+  r.extrapolate_to = extrapolate_->value();
+  return r;
+}
+
+void FrequenciesPanel::runProbe() { session().runProbe(request()); }
+
+void FrequenciesPanel::compareSeries(const QString& folder) {
+  const QString target = folder.isEmpty() ? series_folder_ : folder;
+  if (target.isEmpty()) return;
+  session().compareSeries(target, request());
+}
+
+void FrequenciesPanel::showSelection() {
+  if (!probe_) return;
+  const int layer = layer_->value();
+  const int head = per_head_->isChecked() ? selected_head_ : -1;
+  const FrequencyCurves* curves = probe_->find(probe_->curves, layer, head);
+  QString note = probe_->note;
+  if (!curves && head >= 0) {  // per-head curves not sent (too large): the head mean
+    curves = probe_->find(probe_->curves, layer, -1);
+    note += tr(" · per-head curves too large to send; showing the head mean");
+  }
+  if (!curves) return;
+  plot_->setCurves(*curves);
+  const FrequencyCurves* overlay = probe_->find(probe_->overlay, layer, curves->head);
+  plot_->setOverlay(overlay ? *overlay : FrequencyCurves{});
+  if (series_result_ && layer < static_cast<int>(series_result_->per_layer.size()))
+    plot_->setSeries(series_result_->per_layer[static_cast<size_t>(layer)]);
+  QString activated;
+  for (int c = 0; c < curves->n_components(); ++c)
+    if (curves->activated[static_cast<size_t>(c)]) activated += QStringLiteral(" c%1").arg(c);
+  info_->setText(tr("%1 · %2 · activated band (π/L, 2π/L), L=%3:%4")
+                     .arg(QString::fromStdString(curves->title), note)
+                     .arg(curves->L)
+                     .arg(activated.isEmpty() ? tr(" none") : activated));
+}
+
+bool FrequenciesPanel::hasFigure() const { return plot_->hasCurves() || plot_->hasSeries(); }
+
+bool FrequenciesPanel::exportFigure(const QString& path, FigureFormat format, QString* error) {
+  const bool png = format == FigureFormat::Png;
+  return plot_->exportFigure(path, format, error, png ? 1400 : 0, png ? 1000 : 0);
+}
+
+bool FrequenciesPanel::exportData(const QString& path, QStringList* written, QString* error) {
+  return plot_->exportCsv(path, written, error);
+}
+
+void FrequenciesPanel::exportDialog() {
+  if (!hasFigure()) {
+    QMessageBox::information(widget_, tr("Nothing to export"), tr("Run the probe first."));
+    return;
+  }
+  QString filter;
+  const QString path = QFileDialog::getSaveFileName(
+      widget_, tr("Export frequency figure or data"), QStringLiteral("frequencies.png"),
+      tr("PNG image (*.png);;PDF (*.pdf);;SVG (*.svg);;CSV data (*.csv)"), &filter);
+  if (path.isEmpty()) return;
+  QString error;
+  bool ok = false;
+  if (path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive)) {
+    QStringList written;
+    ok = exportData(path, &written, &error);
+    if (ok) info_->setText(tr("Wrote %1").arg(written.join(QStringLiteral(", "))));
+  } else {
+    ok = exportFigure(path, figureFormatForPath(path), &error);
+    if (ok) info_->setText(tr("Wrote %1").arg(path));
+  }
+  if (!ok) QMessageBox::critical(widget_, tr("Export failed"), error);
+}
+
+}  // namespace poslens::gui

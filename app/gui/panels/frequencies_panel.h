@@ -1,0 +1,75 @@
+#pragma once
+// Frequencies panel (bottom dock): the RoPE frequency analysis of the open model (seed 003
+// §4; docs/frequencies.md). Runs the U-shape probe on the worker (progress and Cancel through
+// the session), then shows for the chosen layer and head (or the head mean) the probe curves
+// with chosen components, the VAF bars with the activated band and HoPE's cut, the
+// extrapolation overlay, and — for a checkpoint of a run folder, or a folder picked — VAF
+// against training step. One line says what is shown and on what input. Export writes the
+// figure (PNG/PDF/SVG) or its data (CSV).
+#include <optional>
+
+#include "app/gui/frequency_types.h"
+#include "app/gui/panels/panel.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace poslens {
+class FrequencyPlot;
+}
+
+namespace poslens::gui {
+
+class FrequenciesPanel : public Panel {
+  Q_OBJECT
+ public:
+  explicit FrequenciesPanel(Session& session);
+  QString title() const override { return tr("Frequencies (RoPE components, U-shape probe, VAF)"); }
+  QString id() const override { return QStringLiteral("frequencies"); }
+  Placement placement() const override { return Placement::Bottom; }
+  QWidget* widget() override { return widget_; }
+
+  bool hasFigure() const override;
+  bool exportFigure(const QString& path, FigureFormat format, QString* error) override;
+  /// Writes the shown data as CSV (FrequencyPlot::exportCsv); `written` gets the paths.
+  bool exportData(const QString& path, QStringList* written, QString* error);
+
+  FrequencyPlot* plot() const { return plot_; }
+  /// Starts the probe with the panel's settings (the Run probe button).
+  void runProbe();
+  /// Starts the comparison of `folder`'s step-* checkpoints (empty: the open model's series).
+  void compareSeries(const QString& folder = {});
+
+ private:
+  ProbeRequest request() const;
+  void onModelOpened();
+  void showSelection();
+  void exportDialog();
+
+  QWidget* widget_ = nullptr;
+  QSpinBox* length_ = nullptr;
+  QSpinBox* samples_ = nullptr;
+  QSpinBox* extrapolate_ = nullptr;
+  QSpinBox* layer_ = nullptr;
+  QCheckBox* per_head_ = nullptr;
+  QComboBox* x_axis_ = nullptr;
+  QLineEdit* components_ = nullptr;
+  QPushButton* run_ = nullptr;
+  QPushButton* series_ = nullptr;
+  QPushButton* folder_ = nullptr;
+  QPushButton* export_ = nullptr;
+  QLabel* info_ = nullptr;
+  FrequencyPlot* plot_ = nullptr;
+
+  std::optional<FrequencySummary> probe_;
+  std::optional<SeriesSummary> series_result_;
+  QString series_folder_;
+  int selected_head_ = 0;
+  bool session_has_rotary_ = false;  ///< a model is open (the probe can run)
+};
+
+}  // namespace poslens::gui
