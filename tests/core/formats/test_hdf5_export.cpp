@@ -338,5 +338,53 @@ TEST(Hdf5Export, ReadableWithH5py) {
   EXPECT_NE(out.find("\"version\": \"0.1.0\""), std::string::npos) << out;
 }
 
+TEST(Hdf5Analysis, DatasetsKeepTheirTypesWithGroupsAndAttributes) {
+  const auto path = (test::scratch_dir() / "analysis.h5").string();
+  std::vector<Hdf5Dataset> datasets = {
+      {"/analysis/probe/theta", torch::tensor({1.0, 0.1}, torch::kDouble), {}, {"component"}, {}},
+      {"/analysis/probe/steps", torch::tensor({0, 150}, torch::kLong), {}, {"checkpoint"}, {}},
+      {"/analysis/probe/activated", torch::tensor({false, true}), {}, {"component"}, {}},
+      {"/analysis/probe/scores", torch::ones({2, 3}, torch::kBFloat16), {}, {"head", "key_pos"},
+       {{"unit", std::string("logit")}}},
+      {"/analysis/names", {}, {"a", "b"}, {"checkpoint"}, {}},
+  };
+  write_analysis_hdf5(path, datasets, {{"/analysis/probe", {{"T", int64_t{32}}, {"x", 0.5}}}},
+                      {}, {}, ExportMetadata{"v", "{}", "ckpt", "cpu", "float32"});
+  H5::H5File file(path, H5F_ACC_RDONLY);
+  EXPECT_EQ(file.openDataSet("/analysis/probe/theta").getDataType(), H5::PredType::IEEE_F64LE);
+  EXPECT_EQ(file.openDataSet("/analysis/probe/steps").getDataType(), H5::PredType::STD_I64LE);
+  EXPECT_EQ(file.openDataSet("/analysis/probe/activated").getDataType(), H5::PredType::STD_U8LE);
+  EXPECT_EQ(file.openDataSet("/analysis/probe/scores").getDataType(), H5::PredType::IEEE_F32LE);
+  double theta[2];
+  file.openDataSet("/analysis/probe/theta").read(theta, H5::PredType::NATIVE_DOUBLE);
+  EXPECT_EQ(theta[1], 0.1);
+  int64_t T = 0;
+  file.openGroup("/analysis/probe").openAttribute("T").read(H5::PredType::NATIVE_INT64, &T);
+  EXPECT_EQ(T, 32);
+  EXPECT_TRUE(file.openDataSet("/analysis/probe/scores").attrExists("unit"));
+  EXPECT_TRUE(file.openDataSet("/analysis/names").attrExists("dims"));
+  EXPECT_FALSE(file.nameExists("/tokens"));
+}
+
+TEST(Hdf5Analysis, BadLayoutsAreErrorsBeforeAnyFile) {
+  const auto dir = test::scratch_dir();
+  const auto path = (dir / "bad.h5").string();
+  const ExportMetadata meta;
+  const auto one = torch::ones({2});
+  const auto error = [&](std::vector<Hdf5Dataset> d,
+                         std::vector<std::pair<std::string, std::vector<Hdf5Attribute>>> g = {}) {
+    return test::error_of([&] { write_analysis_hdf5(path, d, g, {}, {}, meta); });
+  };
+  EXPECT_NE(error({{"analysis/x", one, {}, {"a"}, {}}}).find("must start with '/'"), std::string::npos);
+  EXPECT_NE(error({{"/a//x", one, {}, {"a"}, {}}}).find("empty path component"), std::string::npos);
+  EXPECT_NE(error({{"/a/x", one, {}, {"a"}, {}}, {"/a/x", one, {}, {"a"}, {}}}).find("appears twice"),
+            std::string::npos);
+  EXPECT_NE(error({{"/a", one, {}, {"a"}, {}}, {"/a/x", one, {}, {"a"}, {}}}).find("both a dataset and a group"),
+            std::string::npos);
+  EXPECT_NE(error({{"/a/x", one, {}, {"a", "b"}, {}}}).find("2 dimension names"), std::string::npos);
+  EXPECT_NE(error({{"/a/x", one, {}, {"a"}, {}}}, {{"/b", {}}}).find("holds no dataset"), std::string::npos);
+  EXPECT_FALSE(fs::exists(path));
+}
+
 }  // namespace
 }  // namespace poslens
