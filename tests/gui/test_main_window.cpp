@@ -210,11 +210,11 @@ TEST(DemoModels, TheShippedFlipFlopCopeDemoOpensOnItsGates) {
 
 TEST(MainWindow, IsAssembledFromPanels) {
   MainWindow window;
-  ASSERT_EQ(window.panels().size(), 4u);
+  ASSERT_EQ(window.panels().size(), 5u);
   QStringList docks;
   for (auto* dock : window.findChildren<QDockWidget*>()) docks << dock->objectName();
   docks.sort();
-  EXPECT_EQ(docks, (QStringList{"heads", "input", "model"}));
+  EXPECT_EQ(docks, (QStringList{"frequencies", "heads", "input", "model"}));
   EXPECT_EQ(window.centralWidget(), heatmapView(window));
   EXPECT_NE(headGrid(window), nullptr);
 }

@@ -1,0 +1,146 @@
+// The Frequencies panel as a user drives it: open a RoPE checkpoint, run the probe (on the
+// worker, with progress and Cancel), read the curves, compare the run folder's checkpoints,
+// export the figure and its data. Offscreen Qt, the real worker thread and models.
+#include <QCheckBox>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "app/gui/main_window.h"
+#include "app/gui/panels/frequencies_panel.h"
+#include "gui_test_util.h"
+#include "widgets/figure_export.h"
+#include "widgets/frequency_plot.h"
+
+namespace poslens::gui {
+namespace {
+
+using test::arrived;
+
+QString demo(const char* name) {
+  return QString::fromStdString(
+      (std::filesystem::path(POSLENS_SOURCE_DIR) / "resources" / "demos" / name).string());
+}
+
+FrequenciesPanel* frequencies(MainWindow& w) {
+  for (const auto& panel : w.panels())
+    if (auto* p = qobject_cast<FrequenciesPanel*>(panel.get())) return p;
+  return nullptr;
+}
+
+QPushButton* button(QWidget* parent, const QString& text) {
+  for (auto* b : parent->findChildren<QPushButton*>())
+    if (b->text() == text) return b;
+  return nullptr;
+}
+
+class FrequenciesWindow : public ::testing::Test {
+ protected:
+  void open(const QString& path) {
+    QSignalSpy opened(window.session(), &Session::modelOpened);
+    window.session()->setLoadOptions("cpu", "float32");
+    window.openCheckpoint(path);
+    ASSERT_TRUE(arrived(opened, 30000));
+    panel = frequencies(window);
+    ASSERT_NE(panel, nullptr);
+  }
+  MainWindow window;
+  FrequenciesPanel* panel = nullptr;
+};
+
+TEST_F(FrequenciesWindow, ProbeShowsCurvesVafAndExports) {
+  open(demo("text-rope-series/step-001500"));
+  QSignalSpy ready(window.session(), &Session::probeReady);
+  QSignalSpy progress(window.session(), &Session::progress);
+  auto* run = button(panel->widget(), "Run probe");
+  ASSERT_NE(run, nullptr);
+  ASSERT_TRUE(run->isEnabled());
+  QTest::mouseClick(run, Qt::LeftButton);
+  ASSERT_TRUE(arrived(ready, 60000));
+  EXPECT_GT(progress.count(), 0);
+  const auto summary = ready.at(0).at(0).value<FrequencySummary>();
+  EXPECT_EQ(summary.n_layers, 2);
+  EXPECT_TRUE(summary.per_head);
+  const auto& curves = panel->plot()->curves();
+  EXPECT_EQ(curves.T, 128) << "T defaults to the training length";
+  EXPECT_EQ(curves.n_components(), 16);
+  EXPECT_EQ(curves.head, -1);
+  ASSERT_EQ(curves.activated.size(), 16u);
+  EXPECT_TRUE(curves.activated[6]) << "theta_6 = 10000^(-12/32) lies in (pi/128, 2pi/128)";
+  EXPECT_TRUE(panel->hasFigure());
+
+  // The selected head of the Heads panel, when asked for.
+  panel->widget()->findChild<QCheckBox*>()->setChecked(true);
+  window.session()->selectHead(1, 1);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(panel->plot()->curves().head, 1);
+  EXPECT_EQ(panel->plot()->curves().layer, 1);
+
+  const auto dir = test::scratch_dir();
+  QString error;
+  for (const char* name : {"f.png", "f.svg", "f.pdf"}) {
+    const QString path = QString::fromStdString((dir / name).string());
+    ASSERT_TRUE(panel->exportFigure(path, figureFormatForPath(path), &error)) << error.toStdString();
+    EXPECT_GT(std::filesystem::file_size(dir / name), 1000u);
+  }
+  QStringList written;
+  ASSERT_TRUE(panel->exportData(QString::fromStdString((dir / "f.csv").string()), &written, &error));
+  EXPECT_EQ(written.size(), 2);
+  std::ifstream vaf(dir / "f-vaf.csv");
+  std::string header;
+  std::getline(vaf, header);
+  EXPECT_EQ(header, "component,theta,wavelength,activated,rotates,vaf_percent");
+}
+
+TEST_F(FrequenciesWindow, SeriesComparisonGivesVafPerStep) {
+  open(demo("text-rope-series/step-000300"));
+  auto* series = button(panel->widget(), "Compare series");
+  ASSERT_NE(series, nullptr);
+  ASSERT_TRUE(series->isEnabled()) << "a step-NNNNNN folder of a run";
+  panel->widget()->findChild<QSpinBox*>()->setValue(16);  // T: keep the test short
+  QSignalSpy ready(window.session(), &Session::seriesReady);
+  QTest::mouseClick(series, Qt::LeftButton);
+  ASSERT_TRUE(arrived(ready, 120000));
+  const auto summary = ready.at(0).at(0).value<SeriesSummary>();
+  ASSERT_EQ(summary.per_layer.size(), 2u);
+  EXPECT_EQ(summary.per_layer[0].steps.size(), 11u);
+  EXPECT_EQ(summary.per_layer[0].steps.back(), 1500);
+  EXPECT_TRUE(panel->plot()->hasSeries());
+  EXPECT_EQ(panel->plot()->seriesCsv().count('\n'), 12) << "header + 11 checkpoints";
+}
+
+TEST_F(FrequenciesWindow, ARunningProbeIsCancelled) {
+  POSLENS_REQUIRE_STORIES();
+  open(test::stories());
+  EXPECT_FALSE(button(panel->widget(), "Compare series")->isEnabled());
+  QSignalSpy ready(window.session(), &Session::probeReady);
+  QSignalSpy progress(window.session(), &Session::progress);
+  QSignalSpy cancelled(window.session(), &Session::cancelled);
+  ProbeRequest request;
+  request.length = 512;  // about a minute of work on two cores
+  window.session()->runProbe(request);
+  ASSERT_TRUE(arrived(progress, 60000)) << "the probe reports progress while it runs";
+  window.session()->cancel();
+  ASSERT_TRUE(arrived(cancelled, 1000));
+  EXPECT_EQ(cancelled.at(0).at(0).toString(), "probe");
+  test::settle(2000);
+  EXPECT_EQ(ready.count(), 0);
+  EXPECT_FALSE(window.session()->isBusy());
+}
+
+TEST(FrequenciesSession, ProbeWithoutAModelIsRefused) {
+  Session session;
+  QSignalSpy failed(&session, &Session::failed);
+  session.runProbe({});
+  ASSERT_EQ(failed.count(), 1);
+  EXPECT_EQ(failed.at(0).at(0).toString(), "Nothing to probe");
+}
+
+}  // namespace
+}  // namespace poslens::gui

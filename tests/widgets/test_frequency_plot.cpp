@@ -1,0 +1,87 @@
+// FrequencyPlot (widgets/frequency_plot.h) on hand-made curves: which components it shows by
+// default, its CSV tables, the series row coming and going, and figure export.
+#include <gtest/gtest.h>
+
+#include <QTemporaryDir>
+#include <qcustomplot.h>
+
+#include <cmath>
+
+#include "widgets/figure_export.h"
+#include "widgets/frequency_plot.h"
+
+namespace poslens {
+namespace {
+
+/// Five components over T = 4 keys; c2 activated, c4 past a HoPE cut at 4.
+FrequencyCurves sample_curves() {
+  FrequencyCurves c;
+  c.title = "L0 head mean · test";
+  c.T = 4;
+  c.L = 8;
+  c.kept_components = 4;
+  c.theta = {1.0, 0.5, 0.6, 0.01, 0.0};
+  c.activated = {false, false, true, false, false};
+  c.scores = {1, 2, 3, 4};
+  c.components = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}, {0, 0, 0, 0}};
+  c.vaf = {10, 50, 5, 30, std::nan("")};
+  c.key_labels = {"<s>", "a", "b,\"c\"", "d"};
+  return c;
+}
+
+TEST(FrequencyPlot, DefaultComponentsAreTheActivatedOnesAndTheTopVaf) {
+  FrequencyPlot plot;
+  plot.setCurves(sample_curves());
+  EXPECT_EQ(plot.defaultComponents(), (std::vector<int>{0, 1, 2, 3}));  // 2 + top three: 1, 3, 0
+  EXPECT_EQ(plot.shownComponents(), plot.defaultComponents());
+  plot.setShownComponents({4, 9, 4, -1});  // out-of-range and repeated ones ignored
+  EXPECT_EQ(plot.shownComponents(), (std::vector<int>{4}));
+}
+
+TEST(FrequencyPlot, CsvTablesHoldTheCurvesAndVaf) {
+  FrequencyPlot plot;
+  plot.setCurves(sample_curves());
+  const QStringList curves = plot.curvesCsv().split('\n', Qt::SkipEmptyParts);
+  ASSERT_EQ(curves.size(), 5);
+  EXPECT_EQ(curves[0], "key_pos,distance,token,overall,c0,c1,c2,c3,c4");
+  EXPECT_EQ(curves[3], "2,1,\"b,\"\"c\"\"\",3,0,0,1,0,0");
+  const QStringList vaf = plot.vafCsv().split('\n', Qt::SkipEmptyParts);
+  ASSERT_EQ(vaf.size(), 6);
+  EXPECT_TRUE(vaf[3].startsWith("2,0.6,")) << vaf[3].toStdString();
+  EXPECT_TRUE(vaf[3].endsWith(",1,1,5")) << "activated, rotates, VAF";
+  EXPECT_EQ(vaf[5], "4,0,inf,0,0,") << "past the cut: does not rotate, VAF undefined";
+}
+
+TEST(FrequencyPlot, SeriesRowComesAndGoesAndFiguresExport) {
+  FrequencyPlot plot;
+  plot.resize(900, 500);
+  plot.setCurves(sample_curves());
+  const int without = plot.plot()->axisRectCount();
+  VafSeries series;
+  series.names = {"step-000000", "step-000100"};
+  series.steps = {0, 100};
+  series.vaf = {{1, 2, 3, 4, 0}, {2, 3, 4, 5, 0}};
+  series.theta = sample_curves().theta;
+  series.activated = sample_curves().activated;
+  plot.setSeries(series);
+  EXPECT_EQ(plot.plot()->axisRectCount(), without + 1);
+  EXPECT_EQ(plot.seriesCsv().split('\n', Qt::SkipEmptyParts).size(), 3);
+  QTemporaryDir dir;
+  QString error;
+  for (const char* name : {"f.png", "f.svg"}) {
+    const QString path = dir.filePath(name);
+    ASSERT_TRUE(plot.exportFigure(path, figureFormatForPath(path), &error)) << error.toStdString();
+    EXPECT_GT(QFileInfo(path).size(), 1000);
+  }
+  QStringList written;
+  ASSERT_TRUE(plot.exportCsv(dir.filePath("d.csv"), &written, &error));
+  EXPECT_EQ(written.size(), 3) << "curves, VAF and series";
+  plot.setSeries({});
+  EXPECT_EQ(plot.plot()->axisRectCount(), without);
+  FrequencyPlot empty;
+  EXPECT_FALSE(empty.exportCsv(dir.filePath("e.csv"), &written, &error));
+  EXPECT_TRUE(error.contains("run the probe"));
+}
+
+}  // namespace
+}  // namespace poslens
