@@ -22,10 +22,10 @@ void add_frequencies(Datasets& out, const std::string& group, const at::Tensor& 
 
 }  // namespace
 
-void write_probe_hdf5(const std::string& path, const ProbeResult& p, uint64_t seed,
-                      bool every_token, const ExportMetadata& meta) {
-  const std::string g = "/analysis/probe";
-  Datasets d;
+namespace {
+
+void add_probe(Datasets& d, std::vector<std::pair<std::string, Attributes>>& groups,
+               const std::string& g, const ProbeResult& p, uint64_t seed, bool every_token) {
   add(d, g, "scores", p.scores, {"layer", "head", "key_pos"});
   add(d, g, "scores_std", p.scores_std, {"layer", "head", "key_pos"});
   add(d, g, "components", p.components, {"layer", "head", "component", "key_pos"});
@@ -35,15 +35,28 @@ void write_probe_hdf5(const std::string& path, const ProbeResult& p, uint64_t se
   add(d, g, "vaf_per_head", p.vaf_per_head, {"layer", "head", "component"});
   add_frequencies(d, g, p.theta, p.activated);
   add(d, g, "tokens", torch::tensor(p.tokens, torch::kLong), {"sample"});
-  const Attributes attrs = {{"T", p.T},
-                            {"n_samples", p.n_samples},
-                            {"L", p.L},
-                            {"pairing", p.pairing},
-                            {"bos_id", p.bos_id},
-                            {"kept_components", p.kept_components},
-                            {"seed", static_cast<int64_t>(seed)},
-                            {"sampling", std::string(every_token ? "all" : "random")}};
-  write_analysis_hdf5(path, d, {{g, attrs}}, {}, {}, meta);
+  groups.push_back({g,
+                    {{"T", p.T},
+                     {"n_samples", p.n_samples},
+                     {"L", p.L},
+                     {"pairing", p.pairing},
+                     {"bos_id", p.bos_id},
+                     {"kept_components", p.kept_components},
+                     {"seed", static_cast<int64_t>(seed)},
+                     {"sampling", std::string(every_token ? "all" : "random")}}});
+}
+
+}  // namespace
+
+void write_probe_hdf5(const std::string& path, const ProbeResult& p, uint64_t seed,
+                      bool every_token, const ExportMetadata& meta,
+                      const ProbeResult* extrapolation) {
+  Datasets d;
+  std::vector<std::pair<std::string, Attributes>> groups;
+  add_probe(d, groups, "/analysis/probe", p, seed, every_token);
+  if (extrapolation)
+    add_probe(d, groups, "/analysis/probe_extrapolation", *extrapolation, seed, every_token);
+  write_analysis_hdf5(path, d, groups, {}, {}, meta);
 }
 
 void write_frequencies_hdf5(const std::string& path, const TextDecomposition& t,

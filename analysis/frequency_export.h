@@ -15,10 +15,12 @@ namespace poslens {
 /// component, key_pos]; remainder, position_terms [layer, head, key_pos] where present;
 /// vaf [layer, component]; vaf_per_head [layer, head, component]; theta float64 [component];
 /// activated uint8 [component]; tokens int64 [sample]. Attributes T, n_samples, L, pairing,
-/// bos_id, kept_components, seed, sampling ("all" or "random"). Throws poslens::Error as
-/// write_analysis_hdf5 does.
+/// bos_id, kept_components, seed, sampling ("all" or "random"). With `extrapolation` (the
+/// probe at a longer T, same tokens) the same layout again under `/analysis/probe_extrapolation/`.
+/// Throws poslens::Error as write_analysis_hdf5 does.
 void write_probe_hdf5(const std::string& path, const ProbeResult& probe, uint64_t seed,
-                      bool every_token, const ExportMetadata& meta);
+                      bool every_token, const ExportMetadata& meta,
+                      const ProbeResult* extrapolation = nullptr);
 
 /// `/analysis/frequencies/`: components [head, component, q_pos, k_pos], scores, remainder,
 /// position_terms [head, q_pos, k_pos], theta, activated; attributes layer, head (-1: all),

@@ -109,8 +109,10 @@ void FrequencyPlot::setOverlay(const FrequencyCurves& overlay) {
   rebuild();
 }
 
-void FrequencyPlot::setSeries(const VafSeries& series) {
+void FrequencyPlot::setSeries(const VafSeries& series,
+                              const std::vector<FrequencyCurves>& checkpoint_curves) {
   series_ = series;
+  checkpoint_curves_ = series.empty() ? std::vector<FrequencyCurves>{} : checkpoint_curves;
   rebuild();
 }
 
@@ -192,6 +194,20 @@ void FrequencyPlot::drawCurves() {
     return g;
   };
 
+  // The series' checkpoints, light (early) to dark (late); the last one is `curves_` itself.
+  const size_t n_ckpt = checkpoint_curves_.size();
+  for (size_t i = 0; i + 1 < n_ckpt; ++i) {
+    const auto& other = checkpoint_curves_[i];
+    if (other.T != T) continue;
+    const int grey = 215 - static_cast<int>(140.0 * i / std::max<size_t>(n_ckpt - 1, 1));
+    const bool labelled = i == 0 || i + 2 == n_ckpt;
+    const int64_t step = i < series_.steps.size() ? series_.steps[i] : -1;
+    QCPGraph* g = add_graph(other.scores, QPen(QColor(grey, grey, 255), 1.0),
+                            step >= 0 ? QStringLiteral("overall at step %1").arg(step)
+                                      : QStringLiteral("overall, checkpoint %1").arg(i),
+                            keys);
+    if (!labelled) plot_->legend->removeItem(plot_->legend->itemWithPlottable(g));
+  }
   if (!overlay_.empty()) {
     QVector<double> xs;
     for (int64_t k = 0; k < overlay_.T; ++k)

@@ -38,7 +38,9 @@ class FrequencyPlot : public QWidget {
   /// The probe at a longer T drawn over the curves (Fig. 2c); empty curves remove it.
   void setOverlay(const FrequencyCurves& overlay);
   /// VAF against checkpoint (Fig. 2a) in a fourth row; an empty series removes the row.
-  void setSeries(const VafSeries& series);
+  /// `checkpoint_curves` (one per checkpoint of the series, same layer and head) are drawn
+  /// thin under the curves, light to dark with training step.
+  void setSeries(const VafSeries& series, const std::vector<FrequencyCurves>& checkpoint_curves = {});
   void setXAxis(XAxis axis);
   /// Components drawn as curves (indices; out-of-range ones are ignored).
   void setShownComponents(const std::vector<int>& components);
@@ -79,6 +81,7 @@ class FrequencyPlot : public QWidget {
   FrequencyCurves curves_;
   FrequencyCurves overlay_;
   VafSeries series_;
+  std::vector<FrequencyCurves> checkpoint_curves_;
   XAxis x_axis_ = XAxis::Position;
   std::vector<int> shown_;
 };

@@ -27,12 +27,15 @@ void ensure_application() {
   static auto app = std::make_unique<QApplication>(argc, argv);
 }
 
-void write(const std::string& path, const FrequencyCurves& curves, const VafSeries& series) {
+void write(const std::string& path, const FrequencyCurves& curves, const VafSeries& series,
+           const std::vector<FrequencyCurves>& checkpoint_curves = {},
+           const FrequencyCurves& overlay = {}) {
   ensure_application();
   FrequencyPlot plot;
   plot.resize(1500, 700);
   plot.setCurves(curves);
-  plot.setSeries(series);
+  plot.setOverlay(overlay);
+  plot.setSeries(series, checkpoint_curves);
   const QString file = QString::fromStdString(path);
   QString error;
   if (!plot.exportFigure(file, figureFormatForPath(file), &error, 1500, 700))
@@ -43,7 +46,8 @@ std::string name_of(const std::string& checkpoint) {
   return std::filesystem::path(checkpoint).filename().string();
 }
 #else
-[[noreturn]] void write(const std::string&, const FrequencyCurves&, const VafSeries&) {
+[[noreturn]] void write(const std::string&, const FrequencyCurves&, const VafSeries&,
+                        const std::vector<FrequencyCurves>& = {}, const FrequencyCurves& = {}) {
   throw Error("this poslens-cli was built without Qt (POSLENS_BUILD_GUI=OFF), so --figure is "
               "unavailable; the HDF5 output has every number");
 }
@@ -53,8 +57,10 @@ std::string name_of(const std::string& checkpoint) { return checkpoint; }
 }  // namespace
 
 void write_probe_figure(const std::string& path, const ProbeResult& probe,
-                        const std::string& checkpoint) {
-  write(path, probe_curves(probe, 0, -1, name_of(checkpoint)), {});
+                        const std::string& checkpoint, const ProbeResult* extrapolation) {
+  write(path, probe_curves(probe, 0, -1, name_of(checkpoint)), {}, {},
+        extrapolation ? probe_curves(*extrapolation, 0, -1, name_of(checkpoint))
+                      : FrequencyCurves{});
 }
 
 void write_frequencies_figure(const std::string& path, const TextDecomposition& d,
@@ -63,8 +69,10 @@ void write_frequencies_figure(const std::string& path, const TextDecomposition& 
 }
 
 void write_compare_figure(const std::string& path, const CompareResult& compare) {
-  write(path, probe_curves(compare.probes.back(), 0, -1, name_of(compare.names.back())),
-        compare_series(compare, 0));
+  std::vector<FrequencyCurves> each;
+  for (size_t i = 0; i < compare.probes.size(); ++i)
+    each.push_back(probe_curves(compare.probes[i], 0, -1, name_of(compare.names[i])));
+  write(path, each.back(), compare_series(compare, 0), each);
 }
 
 }  // namespace poslens::cli

@@ -11,14 +11,15 @@
 
 namespace poslens::cli {
 
-/// Layer 0's head-mean probe curves and VAF (the panel's default view). Format by suffix
-/// (.png, .pdf, .svg). Throws poslens::Error when writing fails.
+/// Layer 0's head-mean probe curves and VAF (the panel's default view), with the
+/// extrapolation probe's overall curve over them when given. Format by suffix (.png, .pdf,
+/// .svg). Throws poslens::Error when writing fails.
 void write_probe_figure(const std::string& path, const ProbeResult& probe,
-                        const std::string& checkpoint);
+                        const std::string& checkpoint, const ProbeResult* extrapolation = nullptr);
 /// The first head's last-query curves of the decomposition, VAF over its whole map.
 void write_frequencies_figure(const std::string& path, const TextDecomposition& d,
                               const std::string& checkpoint);
-/// VAF against step for layer 0 with the last checkpoint's curves.
+/// VAF against step for layer 0 with the last checkpoint's curves over every checkpoint's.
 void write_compare_figure(const std::string& path, const CompareResult& compare);
 
 }  // namespace poslens::cli

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "analysis/frequency_export.h"
@@ -103,9 +104,20 @@ void probe(const CommonOptions& common, const ProbeCommand& command) {
   const auto result = run_probe(model, options, progress_printer("probe"));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::optional<ProbeResult> extrapolation;
+  if (command.extrapolate > 0) {
+    if (command.extrapolate <= command.length)
+      throw Error("--extrapolate must be longer than --length");
+    ProbeOptions longer = options;
+    longer.length = command.extrapolate;
+    longer.tokens = result.tokens;
+    extrapolation = run_probe(model, longer, progress_printer("extrapolation probe"));
+  }
   write_probe_hdf5(command.out, result, options.seed, options.samples == 0,
-                   export_metadata(model));
-  if (!command.figure.empty()) write_probe_figure(command.figure, result, model.path);
+                   export_metadata(model), extrapolation ? &*extrapolation : nullptr);
+  if (!command.figure.empty())
+    write_probe_figure(command.figure, result, model.path,
+                       extrapolation ? &*extrapolation : nullptr);
   std::cout << "probe: T=" << result.T << ", " << result.n_samples << " samples ("
             << (options.samples == 0 ? "every non-special token" : "random, seed " +
                                                                          std::to_string(options.seed))

@@ -17,6 +17,7 @@ struct ProbeCommand {
   int64_t batch = 0;           ///< 0: automatic
   int64_t bos = -1;            ///< -1: the model's
   int64_t train_length = 0;    ///< L; 0: from the checkpoint
+  int64_t extrapolate = 0;     ///< a second probe at this longer T (0: none)
   std::string out;
   std::string figure;
 };

@@ -119,6 +119,13 @@ void add_probe_options(CLI::App* cmd, poslens::cli::ProbeCommand& p) {
   cmd->add_option("--figure", p.figure, "Also write the figure (.png, .pdf or .svg)");
 }
 
+void add_extrapolation_option(CLI::App* cmd, poslens::cli::ProbeCommand& p) {
+  cmd->add_option("--extrapolate", p.extrapolate,
+                  "Also probe at this longer T (same tokens): /analysis/probe_extrapolation, "
+                  "drawn over the curves")
+      ->check(CLI::Range(int64_t{3}, int64_t{1} << 20));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,6 +179,7 @@ int main(int argc, char** argv) {
                "per rotary component, with VAF (docs/frequencies.md)");
   add_common(probe_cmd, common, true);
   add_probe_options(probe_cmd, probe);
+  add_extrapolation_option(probe_cmd, probe);
 
   poslens::cli::FrequenciesCommand freq;
   auto* freq_cmd = app.add_subcommand(

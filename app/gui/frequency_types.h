@@ -39,6 +39,8 @@ struct FrequencySummary {
 struct SeriesSummary {
   QString folder;
   std::vector<VafSeries> per_layer;  ///< [layer]
+  /// [layer][checkpoint]: each checkpoint's head-mean probe curves (drawn under the last one's).
+  std::vector<std::vector<FrequencyCurves>> checkpoint_curves;
   FrequencySummary last;             ///< the probe of the last checkpoint
 };
 

@@ -307,8 +307,12 @@ void InferenceWorker::compareSeries(const JobTicket& job, const QString& folder,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     SeriesSummary summary;
     summary.folder = folder;
-    for (int l = 0; l < static_cast<int>(result.vaf.size(1)); ++l)
+    for (int l = 0; l < static_cast<int>(result.vaf.size(1)); ++l) {
       summary.per_layer.push_back(compare_series(result, l));
+      summary.checkpoint_curves.emplace_back();
+      for (size_t i = 0; i < result.probes.size(); ++i)
+        summary.checkpoint_curves.back().push_back(probe_curves(result.probes[i], l, -1, paths[i]));
+    }
     summary.last = probe_summary(
         result.probes.back(), std::filesystem::path(paths.back()).filename().string());
     summary.last.note = tr("%1 checkpoints, probe T=%2, %3 tokens each, %4 s")

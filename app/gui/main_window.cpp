@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
+#include <QDir>
 #include <QFileInfo>
 #include <QMap>
 #include <QMenuBar>
@@ -187,7 +188,21 @@ void MainWindow::updateActions() {
   export_h5_->setEnabled(session_->lastRun().has_value());
 }
 
-void MainWindow::openCheckpoint(const QString& path) { session_->open(path); }
+void MainWindow::openCheckpoint(const QString& path) {
+  // A run folder (step-NNNNNN checkpoints, no model of its own): its last checkpoint, with the
+  // series compared in the Frequencies panel once it is loaded.
+  const QDir dir(path);
+  if (QFileInfo(path).isDir() && !dir.exists(QStringLiteral("config.json"))) {
+    const QStringList steps =
+        dir.entryList({QStringLiteral("step-*")}, QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
+    if (steps.size() >= 2) {
+      probe_when_loaded_ = ProbeOnLoad::Series;
+      session_->open(dir.filePath(steps.back()));
+      return;
+    }
+  }
+  session_->open(path);
+}
 
 void MainWindow::setInputText(const QString& text) {
   auto input = session_->input();

@@ -23,7 +23,8 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  /// Starts loading `path` (file or HF folder) on the worker thread.
+  /// Starts loading `path` (file or HF folder) on the worker thread. A run folder of step-*
+  /// checkpoints opens its last checkpoint and compares the series (Frequencies panel).
   void openCheckpoint(const QString& path);
   /// Sets the input text (used by the command line).
   void setInputText(const QString& text);

@@ -109,6 +109,23 @@ TEST(CliFrequencies, RandomSamplesFollowTheSeedAndBadCountsAreRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir / "c.h5"));
 }
 
+TEST(CliFrequencies, ExtrapolationProbeUsesTheSameTokensAtTheLongerLength) {
+  REQUIRE_CLI();
+  const auto dir = test::scratch_dir();
+  auto r = cli("probe " + demo("text-rope-series/step-001500") +
+               " --length 16 --extrapolate 40 --samples 5 --out " + q(dir / "x.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const H5::H5File file((dir / "x.h5").string(), H5F_ACC_RDONLY);
+  EXPECT_EQ(read(file, "/analysis/probe_extrapolation/scores").dims, (std::vector<hsize_t>{2, 2, 40}));
+  EXPECT_EQ(read(file, "/analysis/probe_extrapolation/tokens").values,
+            read(file, "/analysis/probe/tokens").values);
+  EXPECT_EQ(int_attribute(file, "/analysis/probe_extrapolation", "T"), 40);
+  r = cli("probe " + demo("text-rope-series/step-001500") + " --length 16 --extrapolate 8 --out " +
+          q(dir / "y.h5"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.output, HasSubstr("--extrapolate must be longer than --length"));
+}
+
 TEST(CliFrequencies, FrequenciesDecomposeTheRealScores) {
   REQUIRE_CLI();
   POSLENS_REQUIRE_STORIES();

@@ -115,6 +115,18 @@ TEST_F(FrequenciesWindow, SeriesComparisonGivesVafPerStep) {
   EXPECT_EQ(panel->plot()->seriesCsv().count('\n'), 12) << "header + 11 checkpoints";
 }
 
+TEST(FrequenciesRunFolder, OpeningARunFolderOpensItsLastCheckpointAndComparesTheSeries) {
+  MainWindow window;
+  window.session()->setLoadOptions("cpu", "float32");
+  QSignalSpy opened(window.session(), &Session::modelOpened);
+  QSignalSpy ready(window.session(), &Session::seriesReady);
+  window.openCheckpoint(demo("text-rope-series"));
+  ASSERT_TRUE(arrived(opened, 30000));
+  EXPECT_TRUE(opened.at(0).at(0).value<ModelSummary>().path.endsWith("step-001500"));
+  ASSERT_TRUE(arrived(ready, 120000));
+  EXPECT_EQ(ready.at(0).at(0).value<SeriesSummary>().per_layer.at(0).steps.size(), 11u);
+}
+
 TEST_F(FrequenciesWindow, ARunningProbeIsCancelled) {
   POSLENS_REQUIRE_STORIES();
   open(test::stories());

@@ -180,8 +180,13 @@ void FrequenciesPanel::showSelection() {
   plot_->setCurves(*curves);
   const FrequencyCurves* overlay = probe_->find(probe_->overlay, layer, curves->head);
   plot_->setOverlay(overlay ? *overlay : FrequencyCurves{});
-  if (series_result_ && layer < static_cast<int>(series_result_->per_layer.size()))
-    plot_->setSeries(series_result_->per_layer[static_cast<size_t>(layer)]);
+  if (series_result_ && layer < static_cast<int>(series_result_->per_layer.size())) {
+    const auto l = static_cast<size_t>(layer);
+    // Other checkpoints' curves are head means: drawn under the head mean only.
+    plot_->setSeries(series_result_->per_layer[l],
+                     curves->head < 0 ? series_result_->checkpoint_curves[l]
+                                      : std::vector<FrequencyCurves>{});
+  }
   QString activated;
   for (int c = 0; c < curves->n_components(); ++c)
     if (curves->activated[static_cast<size_t>(c)]) activated += QStringLiteral(" c%1").arg(c);
