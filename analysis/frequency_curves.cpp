@@ -60,24 +60,25 @@ FrequencyCurves probe_curves(const ProbeResult& p, int layer, int head,
 }
 
 FrequencyCurves text_curves(const TextDecomposition& d, int head, const std::string& input_note) {
-  check_index("head", head, d.components.size(0), false);
+  check_index("head", head, d.components.size(0), true);
   const int64_t T = d.components.size(-1);
   FrequencyCurves c;
   c.layer = d.layer;
-  c.head = d.head >= 0 ? d.head : head;
+  c.head = d.head >= 0 ? d.head : head;  // -1: the mean over the decomposed heads
   c.T = T;
   c.L = d.L;
   c.kept_components = d.kept_components;
   c.theta = to_vector(d.theta);
   c.activated = to_bools(d.activated);
-  const auto comps = d.components[head];  // [C, Q, K]
+  const auto pick = [&](const at::Tensor& t) { return head < 0 ? t.mean(0) : t[head]; };
+  const auto comps = pick(d.components);  // [C, Q, K]
   auto total = comps.sum(0);
-  if (d.remainder.defined()) total = total + d.remainder[head];
-  if (d.position_terms.defined()) total = total + d.position_terms[head];
+  if (d.remainder.defined()) total = total + pick(d.remainder);
+  if (d.position_terms.defined()) total = total + pick(d.position_terms);
   c.scores = to_vector(total[T - 1]);
   for (int64_t k = 0; k < comps.size(0); ++k) c.components.push_back(to_vector(comps[k][T - 1]));
   // VAF over the allowed entries of the whole map (masked entries are 0 in both).
-  const auto allowed = d.scores[head].isfinite();
+  const auto allowed = d.scores[0].isfinite();
   const auto y = total.masked_select(allowed);
   std::vector<at::Tensor> rows;
   for (int64_t k = 0; k < comps.size(0); ++k) rows.push_back(comps[k].masked_select(allowed));

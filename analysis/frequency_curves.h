@@ -12,9 +12,10 @@ namespace poslens {
 FrequencyCurves probe_curves(const ProbeResult& probe, int layer, int head,
                              const std::string& input_note);
 
-/// The last query's row of a decomposition of real scores (head index into d's heads; the
-/// head number shown is d.head when one head was kept). VAF is over every allowed (query, key)
-/// entry of the map, not just the last row. Throws poslens::Error for a head out of range.
+/// The last query's row of a decomposition of real scores (head index into d's heads, -1 for
+/// their mean; the head number shown is d.head when one head was kept). VAF is over every
+/// allowed (query, key) entry of the map, not just the last row. Throws poslens::Error for a
+/// head out of range.
 FrequencyCurves text_curves(const TextDecomposition& d, int head, const std::string& input_note);
 
 /// VAF against checkpoint for layer `layer` (head mean).

@@ -245,6 +245,18 @@ void FrequencyPlot::drawCurves() {
     line->point2->setCoords(curves_.L, 1);
     line->setPen(QPen(QColor(200, 0, 0), 1, Qt::DotLine));
   }
+  // Token labels under the keys when the curves come from a text short enough to read.
+  if (!curves_.key_labels.empty() && T <= 64 && overlay_.empty()) {
+    QSharedPointer<QCPAxisTickerText> tokens(new QCPAxisTickerText);
+    const int step = T > 32 ? 2 : 1;
+    for (int64_t k = 0; k < T && k < static_cast<int64_t>(curves_.key_labels.size()); k += step)
+      tokens->addTick(keyX(k), QString::fromStdString(curves_.key_labels[k]));
+    x->setTicker(tokens);
+    x->setTickLabelRotation(60);
+  } else if (x->ticker().dynamicCast<QCPAxisTickerText>()) {
+    x->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    x->setTickLabelRotation(0);
+  }
   x->rescale();
   y->rescale();
   if (!overlay_.empty()) x->setRange(x->range().lower, std::max<double>(x->range().upper, overlay_.T - 1));

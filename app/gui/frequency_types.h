@@ -21,6 +21,7 @@ struct FrequencySummary {
   int n_layers = 0;
   int n_heads = 0;
   bool per_head = false;  ///< false when per-head curves were too large to send
+  bool from_input = false;  ///< the user's input decomposed (one layer), not the probe
   /// Index layer * (n_heads + 1) + head + 1 (head -1 = the head mean); only the head means
   /// (index layer * (n_heads + 1)) when !per_head.
   std::vector<FrequencyCurves> curves;

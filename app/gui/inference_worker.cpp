@@ -11,6 +11,7 @@
 #include "analysis/heatmap_pooling.h"
 #include "analysis/probe_compare.h"
 #include "analysis/rope_probe.h"
+#include "analysis/text_decomposition.h"
 #include "core/runtime/checkpoint.h"
 #include "core/base/error.h"
 #include "core/runtime/run.h"
@@ -282,6 +283,34 @@ void InferenceWorker::probe(const JobTicket& job, const ProbeRequest& request) {
                        .arg(overlay ? tr(" and T=%1").arg(request.extrapolate_to) : QString())
                        .arg(result.n_samples)
                        .arg(seconds, 0, 'f', 2);
+    if (job.cancelled()) throw Cancelled();
+    emit probeReady(job.generation, summary);
+  });
+}
+
+void InferenceWorker::decomposeInput(const JobTicket& job, const RunInput& input, int layer) {
+  guarded(this, job, tr("Decomposition failed"), [&] {
+    if (!state_->model) throw Error("open a checkpoint first");
+    const auto& loaded = *state_->model;
+    const auto ids = input_ids(loaded, input);
+    const auto start = std::chrono::steady_clock::now();
+    const auto d = decompose_text(loaded, ids, layer);
+    FrequencySummary summary;
+    summary.n_layers = static_cast<int>(loaded.model->config().n_layers);
+    summary.n_heads = static_cast<int>(loaded.model->config().n_heads);
+    summary.per_head = true;
+    summary.from_input = true;
+    summary.curves.resize(static_cast<size_t>(summary.n_layers * (summary.n_heads + 1)));
+    const std::string note = "on the input";
+    for (int h = -1; h < summary.n_heads; ++h)
+      summary.curves[static_cast<size_t>(layer * (summary.n_heads + 1) + h + 1)] =
+          text_curves(d, h, std::filesystem::path(loaded.path).filename().string());
+    for (auto& c : summary.curves)
+      for (auto& label : c.key_labels) label = display_label(label);
+    summary.note = tr("%1 tokens, decomposed in %2 s")
+                       .arg(ids.size())
+                       .arg(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                            0, 'f', 2);
     if (job.cancelled()) throw Cancelled();
     emit probeReady(job.generation, summary);
   });

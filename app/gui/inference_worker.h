@@ -42,6 +42,9 @@ class InferenceWorker : public QObject {
   /// The U-shape probe (and the extrapolation probe) on the open model: curves of every layer.
   /// Emits progress() in samples, then probeReady().
   void probe(const JobTicket& job, const ProbeRequest& request);
+  /// The per-component decomposition of layer `layer`'s real scores on `input` (every head and
+  /// their mean, the last query's row). Emits probeReady() with that layer's curves.
+  void decomposeInput(const JobTicket& job, const RunInput& input, int layer);
   /// The probe on every step-* checkpoint of `folder` (loaded one at a time beside the open
   /// model): VAF against step per layer. Emits progress(), then seriesReady().
   void compareSeries(const JobTicket& job, const QString& folder, const ProbeRequest& request);

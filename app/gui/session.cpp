@@ -185,6 +185,25 @@ void Session::runProbe(const ProbeRequest& request) {
   enqueue(std::move(job));
 }
 
+void Session::decomposeInput(int layer) {
+  if (!model_) {
+    emit failed(tr("Nothing to decompose"), tr("Open a checkpoint first (File ▸ Open)."));
+    return;
+  }
+  if (input_.text.trimmed().isEmpty()) {
+    emit failed(tr("Nothing to decompose"), tr("The input is empty: type some text or token ids."));
+    return;
+  }
+  Job job;
+  job.tag = QStringLiteral("probe");
+  job.busy_text = tr("Decomposing layer %1…").arg(layer);
+  const RunInput input = input_;
+  job.body = [input, layer](InferenceWorker& w, const JobTicket& t) {
+    w.decomposeInput(t, input, layer);
+  };
+  enqueue(std::move(job));
+}
+
 void Session::compareSeries(const QString& folder, const ProbeRequest& request) {
   if (!model_) {
     emit failed(tr("Nothing to compare"), tr("Open a checkpoint first (File ▸ Open)."));

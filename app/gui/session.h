@@ -64,6 +64,10 @@ class Session : public QObject {
   /// Runs the U-shape probe on the open model (tag "probe"; a newer request replaces it).
   /// Refused with failed() when no model is open or T < 2.
   void runProbe(const ProbeRequest& request);
+  /// Decomposes layer `layer`'s scores on input() per rotary component (tag "probe": it
+  /// replaces a probe, and its result comes as probeReady() with from_input set). Refused
+  /// with failed() when no model is open or the input is empty.
+  void decomposeInput(int layer);
   /// The probe over the step-* checkpoints of `folder` (tag "compare").
   void compareSeries(const QString& folder, const ProbeRequest& request);
   /// Cancels every queued job and the running one; each emits cancelled() once.

@@ -98,6 +98,27 @@ TEST_F(FrequenciesWindow, ProbeShowsCurvesVafAndExports) {
   EXPECT_EQ(header, "component,theta,wavelength,activated,rotates,vaf_percent");
 }
 
+TEST_F(FrequenciesWindow, TheInputIsDecomposedLayerByLayer) {
+  open(demo("text-rope-series/step-001500"));
+  window.setInputText("Q: Why?\nA: Because.");
+  QSignalSpy ready(window.session(), &Session::probeReady);
+  QTest::mouseClick(button(panel->widget(), "On input"), Qt::LeftButton);
+  ASSERT_TRUE(arrived(ready, 30000));
+  auto summary = ready.at(0).at(0).value<FrequencySummary>();
+  EXPECT_TRUE(summary.from_input);
+  ASSERT_NE(summary.find(summary.curves, 0, -1), nullptr);
+  EXPECT_EQ(summary.find(summary.curves, 1, -1), nullptr) << "one layer per job";
+  const auto& curves = panel->plot()->curves();
+  EXPECT_EQ(curves.T, 20) << "<bos> + 19 characters";
+  EXPECT_EQ(curves.key_labels.size(), 20u);
+  EXPECT_EQ(curves.layer, 0);
+  // Choosing layer 1 decomposes it.
+  auto* layer = panel->widget()->findChildren<QSpinBox*>().at(3);
+  layer->setValue(1);
+  ASSERT_TRUE(arrived(ready, 30000, 2));
+  EXPECT_EQ(panel->plot()->curves().layer, 1);
+}
+
 TEST_F(FrequenciesWindow, SeriesComparisonGivesVafPerStep) {
   open(demo("text-rope-series/step-000300"));
   auto* series = button(panel->widget(), "Compare series");

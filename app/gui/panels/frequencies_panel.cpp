@@ -49,6 +49,9 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
   components_->setPlaceholderText(tr("components, e.g. 6,7 (default: activated + top VAF)"));
   components_->setClearButtonEnabled(true);
   run_ = new QPushButton(tr("Run probe"));
+  input_ = new QPushButton(tr("On input"));
+  input_->setToolTip(tr("Split the selected layer's real scores on the input text by rotary "
+                        "component (the last query's row; VAF over the whole map)"));
   series_ = new QPushButton(tr("Compare series"));
   series_->setToolTip(tr("VAF against training step over this run folder's checkpoints"));
   folder_ = new QPushButton(tr("Compare folder…"));
@@ -65,6 +68,7 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
   controls->addWidget(x_axis_);
   controls->addWidget(components_, 1);
   controls->addWidget(run_);
+  controls->addWidget(input_);
   controls->addWidget(series_);
   controls->addWidget(folder_);
   controls->addWidget(export_);
@@ -78,6 +82,7 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
   layout->addWidget(plot_, 1);
 
   connect(run_, &QPushButton::clicked, this, &FrequenciesPanel::runProbe);
+  connect(input_, &QPushButton::clicked, this, &FrequenciesPanel::decomposeInput);
   connect(series_, &QPushButton::clicked, this, [this] { compareSeries(); });
   connect(folder_, &QPushButton::clicked, this, [this] {
     const auto folder = QFileDialog::getExistingDirectory(
@@ -85,7 +90,13 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
     if (!folder.isEmpty()) compareSeries(folder);
   });
   connect(export_, &QPushButton::clicked, this, &FrequenciesPanel::exportDialog);
-  connect(layer_, qOverload<int>(&QSpinBox::valueChanged), this, &FrequenciesPanel::showSelection);
+  connect(layer_, qOverload<int>(&QSpinBox::valueChanged), this, [this] {
+    // The input's decomposition holds one layer: another layer is decomposed anew.
+    if (probe_ && probe_->from_input && !probe_->find(probe_->curves, layer_->value(), -1))
+      decomposeInput();
+    else
+      showSelection();
+  });
   connect(per_head_, &QCheckBox::toggled, this, &FrequenciesPanel::showSelection);
   connect(x_axis_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int i) {
     plot_->setXAxis(i == 0 ? FrequencyPlot::XAxis::Position : FrequencyPlot::XAxis::Distance);
@@ -119,7 +130,8 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
     emit figureChanged();
   });
   connect(&session, &Session::busyChanged, this, [this](bool busy) {
-    run_->setEnabled(!busy && session_has_rotary_);
+    run_->setEnabled(!busy && model_open_);
+    input_->setEnabled(!busy && session_is_rotary_);
   });
   onModelOpened();
 }
@@ -131,7 +143,9 @@ void FrequenciesPanel::onModelOpened() {
   plot_->setOverlay({});
   plot_->setSeries({});
   const ModelSummary model = session().model();
-  session_has_rotary_ = session().hasModel();
+  model_open_ = session().hasModel();
+  session_is_rotary_ = session().hasModel() && model.rotary;
+  input_->setEnabled(session_is_rotary_);
   layer_->setMaximum(std::max(0, model.n_layers - 1));
   if (model.train_length >= 2 && model.train_length <= 4096) length_->setValue(model.train_length);
   series_folder_ = model.series_folder;
@@ -159,6 +173,8 @@ ProbeRequest FrequenciesPanel::request() const {
 }
 
 void FrequenciesPanel::runProbe() { session().runProbe(request()); }
+
+void FrequenciesPanel::decomposeInput() { session().decomposeInput(layer_->value()); }
 
 void FrequenciesPanel::compareSeries(const QString& folder) {
   const QString target = folder.isEmpty() ? series_folder_ : folder;

@@ -41,6 +41,8 @@ class FrequenciesPanel : public Panel {
   FrequencyPlot* plot() const { return plot_; }
   /// Starts the probe with the panel's settings (the Run probe button).
   void runProbe();
+  /// Decomposes the selected layer's real scores on the session's input (the On input button).
+  void decomposeInput();
   /// Starts the comparison of `folder`'s step-* checkpoints (empty: the open model's series).
   void compareSeries(const QString& folder = {});
 
@@ -59,6 +61,7 @@ class FrequenciesPanel : public Panel {
   QComboBox* x_axis_ = nullptr;
   QLineEdit* components_ = nullptr;
   QPushButton* run_ = nullptr;
+  QPushButton* input_ = nullptr;
   QPushButton* series_ = nullptr;
   QPushButton* folder_ = nullptr;
   QPushButton* export_ = nullptr;
@@ -69,7 +72,8 @@ class FrequenciesPanel : public Panel {
   std::optional<SeriesSummary> series_result_;
   QString series_folder_;
   int selected_head_ = 0;
-  bool session_has_rotary_ = false;  ///< a model is open (the probe can run)
+  bool model_open_ = false;  ///< a model is open (the probe can run)
+  bool session_is_rotary_ = false;   ///< its q and k rotate (the input can be decomposed)
 };
 
 }  // namespace poslens::gui
