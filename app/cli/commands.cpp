@@ -12,14 +12,19 @@
 #include "core/runtime/run.h"
 
 namespace poslens::cli {
-namespace {
 
-LoadedModel load(const CommonOptions& common) {
+LoadOptions load_options(const CommonOptions& common) {
   LoadOptions options;
   options.device = common.device;
   options.dtype = common.dtype;
   options.tokenizer = common.tokenizer;
-  return load_checkpoint(common.checkpoint, options);
+  return options;
+}
+
+namespace {
+
+LoadedModel load(const CommonOptions& common) {
+  return load_checkpoint(common.checkpoint, load_options(common));
 }
 
 /// Shows a token as a readable label: quotes, and visible newlines.

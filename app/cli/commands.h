@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/checkpoint.h"
+
 namespace poslens::cli {
 
 struct CommonOptions {
@@ -12,6 +14,9 @@ struct CommonOptions {
   std::string device = "auto";
   std::string dtype = "float32";
 };
+
+/// The load options `common` names (device, dtype, tokenizer).
+LoadOptions load_options(const CommonOptions& common);
 
 /// `info`: format, architecture, position encoding, sizes, parameter count, dtype; with
 /// `list_hooks` every hook point name too; with `json` the config as JSON.

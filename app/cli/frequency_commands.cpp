@@ -23,14 +23,6 @@
 namespace poslens::cli {
 namespace {
 
-LoadOptions load_options(const CommonOptions& common) {
-  LoadOptions options;
-  options.device = common.device;
-  options.dtype = common.dtype;
-  options.tokenizer = common.tokenizer;
-  return options;
-}
-
 ProbeOptions probe_options(const ProbeCommand& c) {
   ProbeOptions o;
   o.length = c.length;

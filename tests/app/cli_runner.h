@@ -31,6 +31,11 @@ inline CliResult cli(const std::string& args) {
 /// A path quoted for the shell.
 inline std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
 
+/// The stories260K fixture, quoted for the shell.
+inline std::string stories() {
+  return q(std::filesystem::path(POSLENS_FIXTURES_DIR) / "stories260K" / "stories260K.bin");
+}
+
 }  // namespace poslens::test
 
 #define REQUIRE_CLI()                                                                   \

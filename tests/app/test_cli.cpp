@@ -14,7 +14,7 @@ using ::testing::HasSubstr;
 using test::cli;
 using test::q;
 
-std::string stories() { return q(test::stories_dir() / "stories260K.bin"); }
+using test::stories;
 
 TEST(Cli, InfoDescribesStories260K) {
   REQUIRE_CLI();

@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 using test::cli;
 using test::q;
 
-std::string stories() { return q(test::stories_dir() / "stories260K.bin"); }
+using test::stories;
 std::string demo(const std::string& name) {
   return q(std::filesystem::path(POSLENS_SOURCE_DIR) / "resources" / "demos" / name);
 }
