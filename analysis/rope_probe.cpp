@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <limits>
 #include <random>
 
 #include "analysis/rope_frequencies.h"
@@ -117,10 +118,14 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
   const bool has_position = pe.has_position_scores();
   const bool has_remainder = rotary && rotary->rotary_dim < cfg.d_head;
 
+  // Rotary models: q and k, split per component. Others: the logits themselves (so any term a
+  // method adds, such as Transformer-XL's u·k, is in `scores`).
   std::vector<std::string> hooks = {"blocks.*.attn.hook_q", "blocks.*.attn.hook_k"};
+  if (!rotary) hooks = {"blocks.*.attn.hook_attn_scores"};
   if (has_position) hooks.push_back("blocks.*.attn.hook_pos_scores");
   const CaptureSpec spec(hooks);
-  const int64_t batch = options.batch > 0 ? options.batch : auto_batch(cfg, T, C, has_position);
+  const int64_t batch =
+      options.batch > 0 ? options.batch : auto_batch(cfg, T, C, has_position || !rotary);
 
   const int64_t NL = cfg.n_layers, H = cfg.n_heads;
   const auto dev = model.device();
@@ -144,11 +149,11 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
       return !progress || progress(start, r.n_samples);
     });
     for (int l = 0; l < NL; ++l) {
-      const auto q = caps.find({HookKind::Q, l}).to(dev);  // [b, T, H, dh]
-      const auto k = caps.find({HookKind::K, l}).to(dev);  // [b, T, Hkv, dh]
-      const auto q_last = q.slice(1, T - 1);               // [b, 1, H, dh]
-      at::Tensor total;                                    // [b, H, T]
+      at::Tensor total;  // [b, H, T]
       if (rotary) {
+        const auto q = caps.find({HookKind::Q, l}).to(dev);  // [b, T, H, dh]
+        const auto k = caps.find({HookKind::K, l}).to(dev);  // [b, T, Hkv, dh]
+        const auto q_last = q.slice(1, T - 1);               // [b, 1, H, dh]
         const auto parts =
             decompose_rotary_scores(q_last, k, last_position, key_positions, *rotary, scale);
         const auto comps = parts.components.squeeze(3);  // [b, H, C, T]
@@ -160,14 +165,14 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
           total = total + rem;
         }
       } else {
-        auto kh = k.transpose(1, 2);  // [b, Hkv, T, dh]
-        if (kh.size(1) != H) kh = kh.repeat_interleave(H / kh.size(1), 1);
-        total = torch::matmul(q_last.transpose(1, 2), kh.transpose(-1, -2)).squeeze(2) * scale;
+        // Keys the query cannot see (a sliding window) are NaN, not −inf: the mean says so.
+        const auto row = caps.find({HookKind::AttnScores, l}).to(dev).select(2, T - 1);
+        total = row.masked_fill(row.isinf(), std::numeric_limits<float>::quiet_NaN());
       }
       if (has_position) {
         const auto pos = caps.find({HookKind::PosScores, l}).to(dev).select(2, T - 1);
         pos_sum[l] += pos.sum(0).to(torch::kDouble);
-        total = total + pos;
+        if (rotary) total = total + pos;  // hook_attn_scores has it already
       }
       const auto td = total.to(torch::kDouble);
       sum[l] += td.sum(0);

@@ -40,7 +40,9 @@ struct ProbeResult {
   /// deviation over samples (population), same shape.
   at::Tensor scores, scores_std;
   /// The same split per rotary component, float32 [layer, head, component, key_pos] (0
-  /// components when nothing rotates). components.sum(2) + remainder + position_terms = scores.
+  /// components when nothing rotates: then scores are hook_attn_scores' last row itself, NaN
+  /// at keys a sliding window hides). components.sum(2) + remainder + position_terms = scores
+  /// for rotary models.
   at::Tensor components;
   at::Tensor remainder;       ///< [layer, head, key_pos]: unrotated dims; undefined when none
   at::Tensor position_terms;  ///< [layer, head, key_pos]: hook_pos_scores' row; undefined when none

@@ -271,7 +271,7 @@ void FrequencyPlot::drawVaf() {
   x->setLabel(QStringLiteral("rotary component c (θ_c = base^(−2c/d); high frequency left)"));
   y->setLabel(QStringLiteral("VAF (%)"));
   top->setVisible(true);
-  top->setLabel(QStringLiteral("wavelength 2π/θ_c (positions)"));
+  top->setLabel(QStringLiteral("wavelength 2π/θ_c (positions) over θ_c (radians per position)"));
   const int n = static_cast<int>(curves_.n_components());
   if (curves_.empty() || n == 0) {
     top->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
@@ -340,7 +340,9 @@ void FrequencyPlot::drawVaf() {
   // Wavelengths on the top axis, at most ~12 labels.
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   const int step = std::max(1, n / 12);
-  for (int c = 0; c < n; c += step) ticker->addTick(c, wavelengthLabel(curves_.theta[c]));
+  for (int c = 0; c < n; c += step)
+    ticker->addTick(c, wavelengthLabel(curves_.theta[c]) + "\n" +
+                           QString::number(curves_.theta[c], 'g', 2));
   top->setTicker(ticker);
   QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);
   whole->setTickStep(1.0);

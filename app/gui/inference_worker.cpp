@@ -301,7 +301,6 @@ void InferenceWorker::decomposeInput(const JobTicket& job, const RunInput& input
     summary.per_head = true;
     summary.from_input = true;
     summary.curves.resize(static_cast<size_t>(summary.n_layers * (summary.n_heads + 1)));
-    const std::string note = "on the input";
     for (int h = -1; h < summary.n_heads; ++h)
       summary.curves[static_cast<size_t>(layer * (summary.n_heads + 1) + h + 1)] =
           text_curves(d, h, std::filesystem::path(loaded.path).filename().string());

@@ -224,18 +224,30 @@ TEST(RopeProbe, TokensLeaveOutSpecialsAndFollowTheSeed) {
   EXPECT_THAT(test::error_of([&] { run_probe(model, options); }), HasSubstr("at least 2"));
 }
 
-TEST(RopeProbe, NonRotaryModelsGetScoresWithoutComponents) {
-  const Variant v{"alibi", R"([{"type": "alibi"}])"};
-  const auto config = config_of(v);
-  const auto model = loaded_model(config, initialize_weights(config, 2));
-  ProbeOptions options;
-  options.length = 8;
-  options.samples = 4;
-  const auto r = run_probe(model, options);  // BOS from the config
-  EXPECT_EQ(r.components.size(2), 0);
-  EXPECT_EQ(r.vaf.size(1), 0);
-  EXPECT_TRUE(r.position_terms.defined());
-  EXPECT_TRUE(r.pairing.empty());
+TEST(RopeProbe, NonRotaryModelsGetTheirOwnLogitsWithoutComponents) {
+  // ALiBi (a static bias) and Transformer-XL (whose u·k content term is in the logits too).
+  for (const char* pe : {R"([{"type": "alibi"}])", R"([{"type": "transformer_xl"}])"}) {
+    SCOPED_TRACE(pe);
+    const auto config = config_of({"other", pe});
+    const auto model = loaded_model(config, initialize_weights(config, 2));
+    ProbeOptions options;
+    options.length = 8;
+    options.samples = 4;
+    const auto r = run_probe(model, options);  // BOS from the config
+    EXPECT_EQ(r.components.size(2), 0);
+    EXPECT_EQ(r.vaf.size(1), 0);
+    EXPECT_TRUE(r.position_terms.defined());
+    EXPECT_TRUE(r.pairing.empty());
+
+    c10::InferenceMode guard;
+    auto ids = torch::tensor(r.tokens, torch::kLong).view({-1, 1}).repeat({1, 8});
+    ids.select(1, 0).fill_(0);
+    Captures caps;
+    model.model->forward(ids, CaptureSpec({"blocks.*.attn.hook_attn_scores"}), &caps);
+    for (int l = 0; l < 2; ++l)
+      expect_close(r.scores[l], caps.find({HookKind::AttnScores, l}).select(2, 7).mean(0),
+                   torch::ones({2, 8}, torch::kBool), 1e-5);
+  }
 }
 
 TEST(ProbeCompare, SeriesFoldersInStepOrderWithTheirSteps) {

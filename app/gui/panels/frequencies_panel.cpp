@@ -131,7 +131,7 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
   });
   connect(&session, &Session::busyChanged, this, [this](bool busy) {
     run_->setEnabled(!busy && model_open_);
-    input_->setEnabled(!busy && session_is_rotary_);
+    input_->setEnabled(!busy && model_rotates_);
   });
   onModelOpened();
 }
@@ -144,8 +144,8 @@ void FrequenciesPanel::onModelOpened() {
   plot_->setSeries({});
   const ModelSummary model = session().model();
   model_open_ = session().hasModel();
-  session_is_rotary_ = session().hasModel() && model.rotary;
-  input_->setEnabled(session_is_rotary_);
+  model_rotates_ = session().hasModel() && model.rotary;
+  input_->setEnabled(model_rotates_);
   layer_->setMaximum(std::max(0, model.n_layers - 1));
   if (model.train_length >= 2 && model.train_length <= 4096) length_->setValue(model.train_length);
   series_folder_ = model.series_folder;
@@ -229,10 +229,12 @@ void FrequenciesPanel::exportDialog() {
     return;
   }
   QString filter;
-  const QString path = QFileDialog::getSaveFileName(
+  QString path = QFileDialog::getSaveFileName(
       widget_, tr("Export frequency figure or data"), QStringLiteral("frequencies.png"),
       tr("PNG image (*.png);;PDF (*.pdf);;SVG (*.svg);;CSV data (*.csv)"), &filter);
   if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty())  // a name without suffix: the chosen filter's
+    path += filter.mid(filter.indexOf(QStringLiteral("*.")) + 1).chopped(1);
   QString error;
   bool ok = false;
   if (path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive)) {

@@ -73,7 +73,7 @@ class FrequenciesPanel : public Panel {
   QString series_folder_;
   int selected_head_ = 0;
   bool model_open_ = false;  ///< a model is open (the probe can run)
-  bool session_is_rotary_ = false;   ///< its q and k rotate (the input can be decomposed)
+  bool model_rotates_ = false;   ///< its q and k rotate (the input can be decomposed)
 };
 
 }  // namespace poslens::gui
