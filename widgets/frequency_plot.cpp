@@ -87,7 +87,7 @@ FrequencyPlot::FrequencyPlot(QWidget* parent) : QWidget(parent) {
   // The legend lives inside the curves row.
   plot_->legend->setVisible(true);
   plot_->legend->setFont(QFont(font().family(), 8));
-  plot_->legend->setBrush(QColor(255, 255, 255, 220));
+  plot_->legend->setBrush(QColor(255, 255, 255, 190));  // curves show through
   curves_rect_->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
   rebuild();
 }
@@ -337,9 +337,9 @@ void FrequencyPlot::drawVaf() {
     cut->point2->setCoords(curves_.kept_components - 0.5, 1);
     cut->setPen(QPen(Qt::darkGray, 1.5, Qt::DashLine));
   }
-  // Wavelengths on the top axis, at most ~12 labels.
+  // Wavelengths over θ_c on the top axis, at most 8 labels (two lines each need the room).
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  const int step = std::max(1, n / 12);
+  const int step = std::max(1, (n + 7) / 8);
   for (int c = 0; c < n; c += step)
     ticker->addTick(c, wavelengthLabel(curves_.theta[c]) + "\n" +
                            QString::number(curves_.theta[c], 'g', 2));
