@@ -9,6 +9,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/frequency_commands.h"
+#include "app/cli/position_commands.h"
 #include "app/cli/train_commands.h"
 #include "core/base/error.h"
 
@@ -206,8 +207,37 @@ int main(int argc, char** argv) {
   cmp_cmd->add_option("--dtype", common.dtype, "float32, bfloat16 or float16")->capture_default_str();
   add_probe_options(cmp_cmd, cmp.probe);
 
+  poslens::cli::PositionMapCommand pmap;
+  auto* pmap_cmd = app.add_subcommand(
+      "position-map", "Position-only attention beside the real pattern, CoPE counting, "
+                      "absolute-PE terms (docs/position-maps.md)");
+  auto* heads_cmd = app.add_subcommand(
+      "heads", "Per-head metrics: entropy, mean distance, sink, previous token, position share");
+  std::vector<std::pair<CLI::Option*, CLI::Option*>> pmap_inputs;
+  for (auto* cmd : {pmap_cmd, heads_cmd}) {
+    add_common(cmd, common, true);
+    auto* t = cmd->add_option("--text", pmap.input.text, "Input text (BOS first)");
+    auto* k = cmd->add_option("--tokens", pmap.input.tokens, "Input token ids");
+    t->excludes(k);
+    pmap_inputs.emplace_back(t, k);
+    cmd->add_option("--probe-samples", pmap.probe_samples,
+                    "Rotary models: tokens of the U-shape probe behind the map (0: all)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--seed", pmap.seed, "Seed of the probe's tokens")->capture_default_str();
+  }
+  pmap_cmd->add_option("--out", pmap.out, "Output HDF5 file")->required();
+  heads_cmd->add_option("--out", pmap.out, "Output file: .h5 or .csv")->required();
+
   try {
     app.parse(argc, argv);
+    for (size_t i = 0; i < pmap_inputs.size(); ++i) {
+      auto* cmd = i == 0 ? pmap_cmd : heads_cmd;
+      if (!cmd->parsed()) continue;
+      if (pmap_inputs[i].first->count() == 0 && pmap_inputs[i].second->count() == 0)
+        throw CLI::RequiredError("--text or --tokens");
+      pmap.input.from_tokens = pmap_inputs[i].second->count() > 0;
+    }
     if (freq_cmd->parsed() && freq_text->count() == 0 && freq_tokens->count() == 0)
       throw CLI::RequiredError("--text or --tokens");
     freq.input.from_tokens = freq_tokens->count() > 0;
@@ -237,6 +267,8 @@ int main(int argc, char** argv) {
     if (probe_cmd->parsed()) poslens::cli::probe(common, probe);
     if (freq_cmd->parsed()) poslens::cli::frequencies(common, freq);
     if (cmp_cmd->parsed()) poslens::cli::compare(common, cmp);
+    if (pmap_cmd->parsed()) poslens::cli::position_map(common, pmap);
+    if (heads_cmd->parsed()) poslens::cli::heads(common, pmap);
   } catch (const poslens::Error& e) {
     std::cerr << "poslens-cli: error: " << e.what() << "\n";
     return 1;

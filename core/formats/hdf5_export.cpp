@@ -190,6 +190,10 @@ class Writer {
       string_attribute(obj, where, a.name, *text);
       return;
     }
+    if (const auto* list = std::get_if<std::vector<std::string>>(&a.value)) {
+      string_list_attribute(obj, where, a.name, *list);
+      return;
+    }
     const H5::DataSpace scalar(H5S_SCALAR);
     const bool is_double = std::holds_alternative<double>(a.value);
     const H5::PredType& file_type = is_double ? H5::PredType::IEEE_F64LE : H5::PredType::STD_I64LE;

@@ -54,10 +54,11 @@ void write_captures_hdf5(const std::string& path, const std::vector<NamedCapture
                          const at::Tensor& token_ids, const std::vector<std::string>& token_text,
                          const ExportMetadata& meta);
 
-/// A scalar attribute of an analysis file: UTF-8 string, float64 or int64.
+/// An attribute of an analysis file: a UTF-8 string, float64 or int64 scalar, or a 1-D list of
+/// UTF-8 strings.
 struct Hdf5Attribute {
   std::string name;
-  std::variant<std::string, double, int64_t> value;
+  std::variant<std::string, double, int64_t, std::vector<std::string>> value;
 };
 
 /// One dataset of an analysis file (docs/hdf5-layout.md, "/analysis").

@@ -226,4 +226,20 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spe
   return logits;
 }
 
+at::Tensor Transformer::qk_logits(int layer, const at::Tensor& x) const {
+  const auto& c = config_;
+  if (layer < 0 || layer >= c.n_layers)
+    throw Error("layer " + std::to_string(layer) + " is out of range (the model has " +
+                std::to_string(c.n_layers) + ")");
+  if (x.dim() != 3 || x.size(2) != c.d_model)
+    throw Error("qk_logits: x must be [batch, pos, d_model=" + std::to_string(c.d_model) + "]");
+  const auto& w = weights_.layers[static_cast<size_t>(layer)];
+  const int64_t B = x.size(0), T = x.size(1);
+  const auto h = norm(c, x.to(device(), dtype()), w.attn_norm, w.attn_norm_bias);
+  const auto q = at::linear(h, w.w_q, w.b_q).view({B, T, c.n_heads, c.d_head}).transpose(1, 2);
+  auto k = at::linear(h, w.w_k, w.b_k).view({B, T, c.n_kv_heads, c.d_head}).transpose(1, 2);
+  if (c.n_kv_heads != c.n_heads) k = k.repeat_interleave(c.n_heads / c.n_kv_heads, 1);
+  return torch::matmul(q, k.transpose(-1, -2)).to(torch::kFloat32) * c.attention_scale();
+}
+
 }  // namespace poslens

@@ -58,6 +58,14 @@ class Transformer {
   at::Tensor forward(const at::Tensor& tokens, const CaptureSpec& spec = {},
                      Captures* captures = nullptr, const ProgressFn& progress = {}) const;
 
+  /// Layer `layer`'s content logits for a residual-stream input `x` (float [batch, pos,
+  /// d_model], any values — e.g. the position embeddings alone): its attention norm, the q and
+  /// k projections with their biases, kv heads repeated, then scale·q·k; no rotation, no
+  /// position terms, no mask. Float32 [batch, head, q_pos, k_pos] on the model's device. This is
+  /// the absolute-PE position-only map of SPEC.md §3 (seed 001 Fig. 4) before the softmax.
+  /// Throws poslens::Error for a layer out of range or x of the wrong width.
+  at::Tensor qk_logits(int layer, const at::Tensor& x) const;
+
  private:
   ModelConfig config_;
   ModelWeights weights_;

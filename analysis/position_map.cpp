@@ -1,0 +1,171 @@
+#include "analysis/position_map.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "analysis/rope_probe.h"
+#include "core/base/error.h"
+#include "core/runtime/run.h"
+
+namespace poslens {
+namespace {
+
+/// f(i − j) as a [head, T, T] map from per-distance values `by_distance` [head, T] (index d).
+at::Tensor distance_map(const at::Tensor& by_distance, int64_t T) {
+  const auto i = torch::arange(T, torch::kLong).unsqueeze(1);
+  const auto j = torch::arange(T, torch::kLong).unsqueeze(0);
+  const auto d = (i - j).clamp_min(0).flatten();
+  return by_distance.index_select(-1, d).view({by_distance.size(0), T, T});
+}
+
+}  // namespace
+
+at::Tensor row_normalised_softmax(const at::Tensor& logits, const at::Tensor& allowed) {
+  const auto masked = logits.to(torch::kFloat).masked_fill(allowed.logical_not(),
+                                                            -std::numeric_limits<float>::infinity());
+  auto p = torch::softmax(masked, -1);
+  p = torch::nan_to_num(p, 0.0);  // rows without an allowed key
+  return row_max_normalised(p);
+}
+
+at::Tensor row_max_normalised(const at::Tensor& pattern) {
+  const auto p = pattern.to(torch::kFloat);
+  const auto max = std::get<0>(p.max(-1, true));
+  return torch::where(max > 0, p / max.clamp_min(1e-30), torch::zeros_like(p));
+}
+
+CopeCounting cope_counting(const at::Tensor& gates, const at::Tensor& allowed,
+                           const std::vector<int64_t>& ids) {
+  const int64_t T = static_cast<int64_t>(ids.size());
+  if (gates.dim() != 4 || gates.size(2) != T || gates.size(3) != T)
+    throw Error("cope_counting: gates must be [layer, head, " + std::to_string(T) + ", " +
+                std::to_string(T) + "]");
+  const auto mask = allowed.to(torch::kFloat);
+  const auto g = gates.to(torch::kFloat) * mask;
+  CopeCounting out;
+  out.mean_gate_per_key = g.sum(2) / mask.sum(0).clamp_min(1);  // [L, H, T]
+  std::map<int64_t, size_t> type_of;
+  std::vector<std::vector<int64_t>> positions;
+  for (int64_t k = 0; k < T; ++k) {
+    const auto [it, fresh] = type_of.emplace(ids[static_cast<size_t>(k)], out.token_ids.size());
+    if (fresh) {
+      out.token_ids.push_back(ids[static_cast<size_t>(k)]);
+      positions.emplace_back();
+    }
+    positions[it->second].push_back(k);
+  }
+  std::vector<at::Tensor> per_type;
+  for (const auto& where : positions) {
+    out.token_counts.push_back(static_cast<int64_t>(where.size()));
+    per_type.push_back(
+        out.mean_gate_per_key.index_select(-1, torch::tensor(where, torch::kLong)).mean(-1));
+  }
+  out.mean_gate_per_token = torch::stack(per_type, -1);
+  return out;
+}
+
+PositionMapResult position_map(const LoadedModel& loaded, const std::vector<int64_t>& ids,
+                               const PositionMapOptions& options,
+                               const std::function<bool(int64_t, int64_t)>& progress) {
+  const Transformer& model = *loaded.model;
+  const auto& cfg = model.config();
+  const auto& pe = model.position_encoding();
+  const int64_t T = static_cast<int64_t>(ids.size());
+  if (T == 0) throw Error("no tokens to map (the input is empty)");
+  const bool additive = pe.has_position_scores();
+  const bool cope = pe.has_cope();
+  const bool rotary = pe.rotary_info(T).has_value() && T >= 2;
+  const bool absolute = !pe.has_pe_state() && pe.position_table(1).defined();
+
+  std::vector<std::string> hooks = {"blocks.*.attn.hook_pattern", "blocks.*.attn.hook_attn_scores"};
+  if (additive) hooks.push_back("blocks.*.attn.hook_pos_scores");
+  if (cope) hooks.push_back("blocks.*.attn.hook_cope_gates");
+  if (absolute) hooks.insert(hooks.end(), {"hook_embed", "hook_pos_embed"});
+  const auto run = run_model(loaded, ids, CaptureSpec(hooks), [&](int done, int total) {
+    return !progress || progress(done, total);
+  });
+  c10::InferenceMode guard;
+  const auto allowed = allowed_keys(cfg, T, torch::kCPU);
+  const auto layers = [&](HookKind kind) {
+    std::vector<at::Tensor> out;
+    for (int l = 0; l < cfg.n_layers; ++l) out.push_back(run.captures.find({kind, l})[0]);
+    return torch::stack(out);  // [layer, head, q, k]
+  };
+
+  PositionMapResult r;
+  r.ids = run.ids;
+  r.labels = run.labels;
+  r.pattern = row_max_normalised(layers(HookKind::Pattern));
+  r.logits = layers(HookKind::AttnScores);
+  if (additive) r.position_terms = layers(HookKind::PosScores);
+
+  // The rotary part by distance, [layer, head, T] indexed by distance d = i − j.
+  at::Tensor rotary_by_distance;
+  if (rotary) {
+    ProbeOptions probe;
+    probe.length = T;
+    probe.samples = options.probe_samples;
+    probe.seed = options.seed;
+    const auto p = run_probe(loaded, probe, progress);
+    auto by_key = p.components.sum(2);  // rotary part only: CoPE's term comes from this input
+    if (p.remainder.defined()) by_key = by_key + p.remainder;
+    if (!additive) by_key = p.scores;
+    rotary_by_distance = by_key.flip(-1);  // key T−1−d is at distance d from the last query
+  }
+
+  std::vector<at::Tensor> maps;
+  for (int l = 0; l < cfg.n_layers; ++l) {
+    at::Tensor logits;  // [head, q, k]
+    std::string method;
+    if (additive) {
+      logits = r.position_terms[l];
+      method = cope ? "cope" : "additive";
+      if (rotary) {
+        logits = logits + distance_map(rotary_by_distance[l], T);
+        method += "+rotary";
+      }
+    } else if (rotary) {
+      logits = distance_map(rotary_by_distance[l], T);
+      method = "rotary";
+    } else if (absolute) {
+      const auto P = run.captures.find({HookKind::PosEmbed, -1});
+      logits = model.qk_logits(l, P).to(torch::kCPU)[0];
+      method = "absolute";
+    } else {
+      logits = torch::zeros({cfg.n_heads, T, T});
+      method = "uniform";
+    }
+    maps.push_back(row_normalised_softmax(logits, allowed));
+    r.methods.push_back(method);
+  }
+  r.position_map = torch::stack(maps);
+
+  const std::string& m = r.methods.front();
+  r.explanation =
+      m == "uniform"
+          ? "No position-only term (" + pe.describe() +
+                "): uniform over the keys each query may see"
+      : m == "absolute"
+          ? "Absolute positions: each layer fed the position embeddings alone (no tokens) "
+            "through its attention norm and q/k projections, softmax(scale·q(P_i)·k(P_j)); "
+            "exact for layer 0"
+      : m == "rotary"
+          ? "Rotary: softmax of f(i−j), the head's mean logit by distance from the U-shape "
+            "probe ([BOS] + one token repeated, T = the input length)"
+          : "Position term as it enters the logits (hook_pos_scores" +
+                std::string(cope ? ", CoPE's z_i[p_ij] for this input's contextual positions" : "") +
+                ")" + (rotary ? " plus the rotary part from the U-shape probe" : "") +
+                ", softmax over allowed keys";
+  r.explanation += "; each row scaled to max 1";
+
+  if (cope) r.cope = cope_counting(layers(HookKind::CopeGates), allowed, r.ids);
+  if (absolute)
+    r.absolute = absolute_terms(model, run.captures.find({HookKind::Embed, -1})[0],
+                                run.captures.find({HookKind::PosEmbed, -1})[0]);
+  return r;
+}
+
+}  // namespace poslens
