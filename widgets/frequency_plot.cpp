@@ -171,6 +171,7 @@ void FrequencyPlot::rebuild() {
   drawCurves();
   drawVaf();
   if (!series_.empty()) drawSeries();
+  plot_->legend->setVisible(plot_->legend->itemCount() > 0);
   plot_->replot();
 }
 

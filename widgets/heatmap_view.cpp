@@ -109,6 +109,12 @@ void HeatmapView::buildPlot() {
 
   connect(plot_, &QCustomPlot::beforeReplot, this, &HeatmapView::updateTicks);
   connect(plot_, &QCustomPlot::afterReplot, this, &HeatmapView::onAfterReplot);
+  for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis})
+    connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
+      if (!following_ && has_data_)
+        emit viewChanged(plot_->xAxis->range().lower, plot_->xAxis->range().upper,
+                         plot_->yAxis->range().lower, plot_->yAxis->range().upper);
+    });
   connect(plot_, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
   connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) { resetView(); });
 }
@@ -204,6 +210,23 @@ void HeatmapView::resetView() {
   plot_->replot();
 }
 
+void HeatmapView::setViewRange(double x0, double x1, double y0, double y1) {
+  if (!has_data_) return;
+  following_ = true;
+  plot_->xAxis->setRange(x0, x1);
+  plot_->yAxis->setRange(y0, y1);
+  plot_->replot();
+  following_ = false;
+}
+
+void HeatmapView::showHover(int query, int key) {
+  if (!has_data_) return;
+  following_ = true;
+  const bool inside = query >= 0 && key >= 0 && query < data_.rows && key < data_.cols;
+  setHoverCell(inside ? query : -1, inside ? key : -1);
+  following_ = false;
+}
+
 // Axis length to assume before the first layout gave the axis rect a size.
 int HeatmapView::fallbackAxisPixels(const QCPAxis* axis) const {
   const int widget = axis->orientation() == Qt::Horizontal ? plot_->width() : plot_->height();
@@ -259,7 +282,7 @@ void HeatmapView::setHoverCell(int row, int col) {
     return;
   }
   hover_label_->setText(describeCell(row, col));
-  emit hovered(row, col, static_cast<double>(data_.at(row, col)));
+  if (!following_) emit hovered(row, col, static_cast<double>(data_.at(row, col)));
 }
 
 QString HeatmapView::describeCell(int row, int col) const {

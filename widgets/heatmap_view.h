@@ -104,12 +104,20 @@ class HeatmapView : public QWidget {
  public slots:
   /// Shows the whole map again (after zoom or pan).
   void resetView();
+  /// Shows key range [x0, x1] and query range [y0, y1] (cell coordinates), e.g. to follow a
+  /// linked view's zoom; emits no viewChanged().
+  void setViewRange(double x0, double x1, double y0, double y1);
+  /// Shows the read-out for cell (query, key) as if the mouse were over it (a linked view's
+  /// hover); emits no hovered(). (-1, -1) clears it.
+  void showHover(int query, int key);
 
  signals:
   /// The mouse is over cell (row `query`, col `key`) of the shown map, whose value is `value`
   /// (NaN for a masked cell). For a pooled map these are cell indices, not source positions
   /// (the read-out line shows the source range). Emitted when the hovered cell changes.
   void hovered(int query, int key, double value);
+  /// The user zoomed or panned: the key range [x0, x1] and query range [y0, y1] now shown.
+  void viewChanged(double x0, double x1, double y0, double y1);
 
  private:
   bool eventFilter(QObject* watched, QEvent* event) override;
@@ -130,6 +138,7 @@ class HeatmapView : public QWidget {
   std::unique_ptr<TokenAxis> query_axis_;  ///< y
   int relayout_guard_ = 0;   ///< bounds the re-replots that settle the tick step after a resize
   int hover_row_ = -1, hover_col_ = -1;
+  bool following_ = false;  ///< inside setViewRange()/showHover(): do not echo signals
 
   QStackedLayout* stack_ = nullptr;
   QLabel* empty_label_ = nullptr;

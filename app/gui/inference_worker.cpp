@@ -9,6 +9,7 @@
 
 #include "analysis/frequency_curves.h"
 #include "analysis/heatmap_pooling.h"
+#include "analysis/position_map.h"
 #include "analysis/probe_compare.h"
 #include "analysis/rope_probe.h"
 #include "analysis/text_decomposition.h"
@@ -25,6 +26,9 @@ struct InferenceWorker::State {
   // 32-layer x 2048-token model keeps one [heads, pos, pos] tensor per layer, not every hook.
   std::unique_ptr<RunResult> last_run;
   QString last_view;
+  // The position maps of every head for one input (position jobs reuse them per head).
+  std::unique_ptr<PositionMapResult> positions;
+  RunInput positions_input;
 };
 
 namespace {
@@ -137,6 +141,7 @@ InferenceWorker::InferenceWorker(QObject* parent) : QObject(parent), state_(std:
   qRegisterMetaType<HeatmapData>();
   qRegisterMetaType<FrequencySummary>();
   qRegisterMetaType<SeriesSummary>();
+  qRegisterMetaType<PositionView>();
 }
 
 InferenceWorker::~InferenceWorker() = default;
@@ -174,6 +179,7 @@ void InferenceWorker::open(const JobTicket& job, const QString& path, const QStr
                                point.kind == HookKind::CopePos))
         summary.views << QString::fromStdString(point.name()).section('.', -1);
     state_->last_run.reset();  // free the old captures before the old model goes
+    state_->positions.reset();
     state_->model = std::move(loaded);
     emit opened(job.generation, summary);
   });
@@ -312,6 +318,61 @@ void InferenceWorker::decomposeInput(const JobTicket& job, const RunInput& input
                             0, 'f', 2);
     if (job.cancelled()) throw Cancelled();
     emit probeReady(job.generation, summary);
+  });
+}
+
+void InferenceWorker::positions(const JobTicket& job, const RunInput& input, int layer, int head,
+                                int max_cells) {
+  guarded(this, job, tr("Position map failed"), [&] {
+    if (!state_->model) throw Error("open a checkpoint first");
+    const auto& loaded = *state_->model;
+    if (!state_->positions || !(state_->positions_input == input)) {
+      state_->positions.reset();
+      auto result = position_map(loaded, input_ids(loaded, input), {}, [&](int64_t done, int64_t total) {
+        emit progress(job.generation, static_cast<int>(done), static_cast<int>(total));
+        return !job.cancelled();
+      });
+      state_->positions = std::make_unique<PositionMapResult>(std::move(result));
+      state_->positions_input = input;
+    }
+    const auto& r = *state_->positions;
+    if (layer < 0 || layer >= r.position_map.size(0) || head < 0 || head >= r.position_map.size(1))
+      throw Error("no layer " + std::to_string(layer) + ", head " + std::to_string(head));
+    const auto hidden =
+        allowed_keys(loaded.model->config(), r.position_map.size(2), torch::kCPU).logical_not();
+    const auto map_of = [&](const at::Tensor& all, const std::string& what) {
+      auto map = pool_heatmap(all[layer][head].masked_fill(hidden, -INFINITY), max_cells, max_cells,
+                              Pooling::Max);
+      for (const auto& label : r.labels) map.row_labels.push_back(display_label(label));
+      map.col_labels = map.row_labels;
+      map.layer = layer;
+      map.head = head;
+      map.kind = HeatmapKind::Probability;
+      map.value_name = "weight / row max";
+      map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + what;
+      return map;
+    };
+    PositionView view;
+    view.layer = layer;
+    view.head = head;
+    view.pattern = map_of(r.pattern, "attention pattern");
+    view.method = QString::fromStdString(r.methods[static_cast<size_t>(layer)]);
+    view.position = map_of(r.position_map, "position only (" + r.methods[static_cast<size_t>(layer)] + ")");
+    view.explanation = QString::fromStdString(r.explanation);
+    if (r.cope) {
+      const auto gates = r.cope->mean_gate_per_token[layer][head];
+      const auto order = gates.argsort(0, /*descending=*/true);
+      for (int64_t i = 0; i < std::min<int64_t>(order.size(0), 12); ++i) {
+        const int64_t t = order[i].item<int64_t>();
+        view.counted << QStringLiteral("%1   %2   ×%3")
+                            .arg(QString::fromStdString(display_label(
+                                token_labels(loaded, {r.cope->token_ids[static_cast<size_t>(t)]})[0])))
+                            .arg(gates[t].item<float>(), 0, 'f', 2)
+                            .arg(r.cope->token_counts[static_cast<size_t>(t)]);
+      }
+    }
+    if (job.cancelled()) throw Cancelled();
+    emit positionsReady(job.generation, view);
   });
 }
 

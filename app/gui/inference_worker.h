@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "app/gui/frequency_types.h"
+#include "app/gui/position_types.h"
 #include "app/gui/run_types.h"
 
 namespace poslens::gui {
@@ -45,6 +46,10 @@ class InferenceWorker : public QObject {
   /// The per-component decomposition of layer `layer`'s real scores on `input` (every head and
   /// their mean, the last query's row). Emits probeReady() with that layer's curves.
   void decomposeInput(const JobTicket& job, const RunInput& input, int layer);
+  /// One head's pattern and position-only map on `input` (analysis/position_map.h), pooled to
+  /// `max_cells` per axis. The maps of every head are computed once per input and kept, so the
+  /// next head of the same input is immediate. Emits progress(), then positionsReady().
+  void positions(const JobTicket& job, const RunInput& input, int layer, int head, int max_cells);
   /// The probe on every step-* checkpoint of `folder` (loaded one at a time beside the open
   /// model): VAF against step per layer. Emits progress(), then seriesReady().
   void compareSeries(const JobTicket& job, const QString& folder, const ProbeRequest& request);
@@ -57,6 +62,7 @@ class InferenceWorker : public QObject {
   void exported(quint64 generation, const QString& path);
   void probeReady(quint64 generation, const poslens::gui::FrequencySummary& summary);
   void seriesReady(quint64 generation, const poslens::gui::SeriesSummary& summary);
+  void positionsReady(quint64 generation, const poslens::gui::PositionView& view);
   void cancelled(quint64 generation);
   void failed(quint64 generation, const QString& title, const QString& message);
   /// Emitted after every job, whatever its outcome: the Session then sends the next one.

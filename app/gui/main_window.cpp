@@ -69,8 +69,12 @@ void MainWindow::placePanels() {
     if (panel->placement() == Panel::Placement::Left) stacked_left << dock;
     if (panel->placement() == Panel::Placement::Left && !left) left = dock;
     if (panel->placement() == Panel::Placement::Right && !right) right = dock;
-    if (panel->placement() == Panel::Placement::Bottom && !bottom) bottom = dock;
+    if (panel->placement() == Panel::Placement::Bottom) {
+      if (bottom) tabifyDockWidget(bottom, dock);  // bottom panels share the area as tabs
+      else bottom = dock;
+    }
   }
+  if (bottom) bottom->raise();
   if (bottom) resizeDocks({bottom}, {480}, Qt::Vertical);
   if (right) resizeDocks({right}, {520}, Qt::Horizontal);
   if (left) resizeDocks({left}, {330}, Qt::Horizontal);

@@ -68,6 +68,10 @@ void Session::connectWorker() {
           [this](quint64 g, const FrequencySummary& s) {
             if (current(g)) emit probeReady(s);
           });
+  connect(worker_, &InferenceWorker::positionsReady, this,
+          [this](quint64 g, const PositionView& v) {
+            if (current(g)) emit positionsReady(v);
+          });
   connect(worker_, &InferenceWorker::seriesReady, this,
           [this](quint64 g, const SeriesSummary& s) {
             if (current(g)) emit seriesReady(s);
@@ -83,7 +87,7 @@ void Session::setLoadOptions(const QString& device, const QString& dtype) {
 
 void Session::open(const QString& path) {
   // Work queued for the old model is meaningless for the new one.
-  for (const char* tag : {"run", "head", "export", "probe", "compare"})
+  for (const char* tag : {"run", "head", "export", "probe", "compare", "positions"})
     supersede(QString::fromLatin1(tag));
   Job job;
   job.tag = QStringLiteral("open");
@@ -200,6 +204,25 @@ void Session::decomposeInput(int layer) {
   const RunInput input = input_;
   job.body = [input, layer](InferenceWorker& w, const JobTicket& t) {
     w.decomposeInput(t, input, layer);
+  };
+  enqueue(std::move(job));
+}
+
+void Session::showPositions(int layer, int head) {
+  if (!model_) {
+    emit failed(tr("Nothing to map"), tr("Open a checkpoint first (File ▸ Open)."));
+    return;
+  }
+  if (input_.text.trimmed().isEmpty()) {
+    emit failed(tr("Nothing to map"), tr("The input is empty: type some text or token ids."));
+    return;
+  }
+  Job job;
+  job.tag = QStringLiteral("positions");
+  job.busy_text = tr("Position-only maps…");
+  const RunInput input = input_;
+  job.body = [input, layer, head](InferenceWorker& w, const JobTicket& t) {
+    w.positions(t, input, layer, head, kHeadMapCells);
   };
   enqueue(std::move(job));
 }

@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "app/gui/frequency_types.h"
+#include "app/gui/position_types.h"
 #include "app/gui/run_types.h"
 
 namespace poslens::gui {
@@ -68,6 +69,10 @@ class Session : public QObject {
   /// replaces a probe, and its result comes as probeReady() with from_input set). Refused
   /// with failed() when no model is open or the input is empty.
   void decomposeInput(int layer);
+  /// Head (layer, head)'s pattern and position-only map on input() (tag "positions"; the
+  /// worker keeps every head's maps for the same input). Refused with failed() when no model
+  /// is open or the input is empty.
+  void showPositions(int layer, int head);
   /// The probe over the step-* checkpoints of `folder` (tag "compare").
   void compareSeries(const QString& folder, const ProbeRequest& request);
   /// Cancels every queued job and the running one; each emits cancelled() once.
@@ -110,6 +115,7 @@ class Session : public QObject {
   void exported(const QString& path);
   void probeReady(const poslens::gui::FrequencySummary& summary);
   void seriesReady(const poslens::gui::SeriesSummary& summary);
+  void positionsReady(const poslens::gui::PositionView& view);
   /// A job of `tag` ended because of cancel() (not because a newer job replaced it).
   void cancelled(const QString& tag);
   void failed(const QString& title, const QString& message);

@@ -14,9 +14,11 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/panels/frequencies_panel.h"
+#include "app/gui/panels/position_map_panel.h"
 #include "gui_test_util.h"
 #include "widgets/figure_export.h"
 #include "widgets/frequency_plot.h"
+#include "widgets/heatmap_view.h"
 
 namespace poslens::gui {
 namespace {
@@ -165,6 +167,33 @@ TEST_F(FrequenciesWindow, ARunningProbeIsCancelled) {
   test::settle(2000);
   EXPECT_EQ(ready.count(), 0);
   EXPECT_FALSE(window.session()->isBusy());
+}
+
+TEST_F(FrequenciesWindow, PositionMapPanelShowsBothMapsLinkedAndFollowsTheHead) {
+  open(demo("text-cope"));
+  window.setInputText("Q: Why?\nA: Because.\nQ: Who?");
+  PositionMapPanel* positions = nullptr;
+  for (const auto& p : window.panels())
+    if (auto* candidate = qobject_cast<PositionMapPanel*>(p.get())) positions = candidate;
+  ASSERT_NE(positions, nullptr);
+  QSignalSpy ready(window.session(), &Session::positionsReady);
+  positions->compute();
+  ASSERT_TRUE(arrived(ready, 30000));
+  const auto view = ready.at(0).at(0).value<PositionView>();
+  EXPECT_EQ(view.method, "cope");
+  EXPECT_FALSE(view.counted.isEmpty()) << "a CoPE head counts tokens";
+  EXPECT_TRUE(positions->patternView()->hasHeatmap());
+  EXPECT_TRUE(positions->positionView()->hasHeatmap());
+  EXPECT_EQ(positions->positionView()->heatmap().rows, 28);  // <bos> + 27 characters
+  // Zoom in one view, the other follows.
+  positions->patternView()->setViewRange(0, 5, 0, 5);
+  emit positions->patternView()->viewChanged(0, 5, 0, 5);
+  EXPECT_TRUE(positions->positionView()->cellCenter(2, 2).has_value());
+  // A new head selection fetches that head's maps (from the worker's cache).
+  window.session()->selectHead(1, 2);
+  ASSERT_TRUE(arrived(ready, 30000, 2));
+  EXPECT_EQ(ready.at(1).at(0).value<PositionView>().head, 2);
+  EXPECT_EQ(positions->positionView()->heatmap().layer, 1);
 }
 
 TEST(FrequenciesSession, ProbeWithoutAModelIsRefused) {

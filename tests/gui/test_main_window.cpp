@@ -210,11 +210,11 @@ TEST(DemoModels, TheShippedFlipFlopCopeDemoOpensOnItsGates) {
 
 TEST(MainWindow, IsAssembledFromPanels) {
   MainWindow window;
-  ASSERT_EQ(window.panels().size(), 5u);
+  ASSERT_EQ(window.panels().size(), 6u);
   QStringList docks;
   for (auto* dock : window.findChildren<QDockWidget*>()) docks << dock->objectName();
   docks.sort();
-  EXPECT_EQ(docks, (QStringList{"frequencies", "heads", "input", "model"}));
+  EXPECT_EQ(docks, (QStringList{"frequencies", "heads", "input", "model", "position_map"}));
   EXPECT_EQ(window.centralWidget(), heatmapView(window));
   EXPECT_NE(headGrid(window), nullptr);
 }

@@ -1,0 +1,48 @@
+#pragma once
+// Position map panel (bottom dock, a tab beside Frequencies): the selected head's real pattern
+// and its position-only map side by side on the same input (seed 001 Fig. 4; SPEC.md §3), zoom,
+// pan and hover linked between the two, a line saying how the map was made for this model, and
+// for CoPE heads the tokens the head counts, ranked by mean gate. Computed on the worker
+// (docs/position-maps.md); once computed it follows the head selected in the Heads panel.
+#include "app/gui/panels/panel.h"
+#include "app/gui/position_types.h"
+
+class QLabel;
+class QListWidget;
+class QPushButton;
+
+namespace poslens {
+class HeatmapView;
+}
+
+namespace poslens::gui {
+
+class PositionMapPanel : public Panel {
+  Q_OBJECT
+ public:
+  explicit PositionMapPanel(Session& session);
+  QString title() const override { return tr("Position map (pattern | position only)"); }
+  QString id() const override { return QStringLiteral("position_map"); }
+  Placement placement() const override { return Placement::Bottom; }
+  QWidget* widget() override { return widget_; }
+
+  bool hasFigure() const override;
+  /// Writes the position-only map (the right view) in `format`.
+  bool exportFigure(const QString& path, FigureFormat format, QString* error) override;
+
+  HeatmapView* patternView() const { return pattern_; }
+  HeatmapView* positionView() const { return position_; }
+  /// Asks for the selected head's maps on the session's input (the Compute button).
+  void compute();
+
+ private:
+  QWidget* widget_ = nullptr;
+  QPushButton* compute_ = nullptr;
+  QLabel* info_ = nullptr;
+  HeatmapView* pattern_ = nullptr;
+  HeatmapView* position_ = nullptr;
+  QListWidget* counted_ = nullptr;
+  bool following_ = false;  ///< a result is shown: new head selections fetch their maps
+};
+
+}  // namespace poslens::gui
