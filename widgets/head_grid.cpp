@@ -8,6 +8,8 @@
 #include <QToolTip>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "widgets/color_scale.h"
 
@@ -37,6 +39,8 @@ void HeadGrid::setHeads(int n_layers, int n_heads, std::vector<HeatmapData> thum
   }
   n_layers_ = n_layers;
   n_heads_ = n_heads;
+  metric_name_.clear();
+  metric_.clear();
   const auto count = static_cast<std::size_t>(n_layers) * static_cast<std::size_t>(n_heads);
   tiles_.assign(count, Tile{});
   for (std::size_t i = 0; i < count && i < thumbnails.size(); ++i)
@@ -47,7 +51,27 @@ void HeadGrid::setHeads(int n_layers, int n_heads, std::vector<HeatmapData> thum
   viewport()->update();
 }
 
+void HeadGrid::setMetric(const QString& name, const std::vector<double>& values) {
+  const auto count = static_cast<std::size_t>(n_layers_) * static_cast<std::size_t>(n_heads_);
+  metric_name_.clear();
+  metric_.clear();
+  if (!values.empty() && values.size() == count) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (double v : values)
+      if (std::isfinite(v)) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+    metric_name_ = name;
+    metric_ = values;
+    metric_range_ = std::isfinite(lo) ? std::make_pair(lo, hi) : std::make_pair(0.0, 0.0);
+  }
+  viewport()->update();
+}
+
 void HeadGrid::clear() {
+  metric_name_.clear();
+  metric_.clear();
   n_layers_ = n_heads_ = 0;
   tiles_.clear();
   selected_ = {-1, -1};
@@ -184,9 +208,13 @@ void HeadGrid::paintEvent(QPaintEvent* event) {
       const QRect r = thumbnailRect(layer, head);
       if (!r.adjusted(-kGap, -kGap, kGap, kGap).intersects(visible)) continue;
       const auto index = static_cast<std::size_t>(layer) * n_heads_ + head;
-      const QPixmap& pixmap = tilePixmap(index);
-      if (pixmap.isNull()) painter.fillRect(r, kMissingTileColor);
-      else painter.drawPixmap(r.topLeft(), pixmap);
+      if (!metric_.empty()) {
+        paintMetricTile(painter, r, metric_[index]);
+      } else {
+        const QPixmap& pixmap = tilePixmap(index);
+        if (pixmap.isNull()) painter.fillRect(r, kMissingTileColor);
+        else painter.drawPixmap(r.topLeft(), pixmap);
+      }
       painter.setPen(frame);
       painter.drawRect(QRectF(r).adjusted(-0.5, -0.5, 0.5, 0.5));
     }
@@ -196,6 +224,21 @@ void HeadGrid::paintEvent(QPaintEvent* event) {
     painter.setPen(QPen(kSelectionColor, 3));
     painter.setBrush(Qt::NoBrush);
     painter.drawRect(r.adjusted(-2.5, -2.5, 2.5, 2.5));
+  }
+}
+
+void HeadGrid::paintMetricTile(QPainter& painter, const QRect& r, double value) const {
+  if (!std::isfinite(value)) {
+    painter.fillRect(r, kMissingTileColor);
+    return;
+  }
+  // The heatmaps' colour ramp over the metric's range shared by every head.
+  const auto [lo, hi] = metric_range_;
+  const QColor colour = QColor::fromRgb(colormapColor(hi > lo ? (value - lo) / (hi - lo) : 0.5));
+  painter.fillRect(r, colour);
+  if (thumb_ >= 32) {
+    painter.setPen(colour.lightnessF() > 0.55 ? Qt::black : Qt::white);
+    painter.drawText(r, Qt::AlignCenter, QString::number(value, 'g', 3));
   }
 }
 

@@ -30,6 +30,15 @@ class HeadGrid : public QAbstractScrollArea {
   /// Counts < 1 behave like clear().
   void setHeads(int n_layers, int n_heads, std::vector<HeatmapData> thumbnails);
 
+  /// Colours every tile by one number per head instead of its thumbnail (`values[layer *
+  /// n_heads + head]`, NaN = no value, drawn grey), on one colour scale from the finite minimum
+  /// to the maximum, with the value written in the tile. An empty `values` (or a size that does
+  /// not match the grid) goes back to the thumbnails. Kept until the next setHeads()/clear().
+  void setMetric(const QString& name, const std::vector<double>& values);
+  /// The metric shown ("" while thumbnails are shown) and its colour range.
+  QString metricName() const { return metric_name_; }
+  std::pair<double, double> metricRange() const { return metric_range_; }
+
   /// Removes every head and the selection; shows a short empty-state text.
   void clear();
 
@@ -82,7 +91,11 @@ class HeadGrid : public QAbstractScrollArea {
     QImage image;    ///< one pixel per cell, built once in setHeads()
     QPixmap scaled;  ///< image scaled to the thumbnail size, made on first paint / size change
   };
+  QString metric_name_;
+  std::vector<double> metric_;  ///< [layer * n_heads + head] while a metric is shown
+  std::pair<double, double> metric_range_{0, 0};
 
+  void paintMetricTile(QPainter& painter, const QRect& r, double value) const;
   QSize contentSize() const;
   QPoint gridOrigin() const;  ///< top-left of thumbnail (0, 0) in content coordinates
   QPoint scrollOffset() const;

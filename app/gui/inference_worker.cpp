@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "analysis/frequency_curves.h"
+#include "analysis/head_metrics.h"
 #include "analysis/heatmap_pooling.h"
 #include "analysis/position_map.h"
 #include "analysis/probe_compare.h"
@@ -142,6 +143,7 @@ InferenceWorker::InferenceWorker(QObject* parent) : QObject(parent), state_(std:
   qRegisterMetaType<FrequencySummary>();
   qRegisterMetaType<SeriesSummary>();
   qRegisterMetaType<PositionView>();
+  qRegisterMetaType<HeadMetricsSummary>();
 }
 
 InferenceWorker::~InferenceWorker() = default;
@@ -373,6 +375,39 @@ void InferenceWorker::positions(const JobTicket& job, const RunInput& input, int
     }
     if (job.cancelled()) throw Cancelled();
     emit positionsReady(job.generation, view);
+  });
+}
+
+void InferenceWorker::headMetrics(const JobTicket& job, const RunInput& input) {
+  guarded(this, job, tr("Head metrics failed"), [&] {
+    if (!state_->model) throw Error("open a checkpoint first");
+    const auto& loaded = *state_->model;
+    const auto& config = loaded.model->config();
+    std::vector<std::string> hooks = {"blocks.*.attn.hook_pattern", "blocks.*.attn.hook_attn_scores"};
+    const bool position = loaded.model->position_encoding().has_position_scores();
+    if (position) hooks.push_back("blocks.*.attn.hook_pos_scores");
+    const auto run = run_model(loaded, input_ids(loaded, input), CaptureSpec(hooks),
+                               [&](int done, int total) {
+                                 emit progress(job.generation, done, total);
+                                 return !job.cancelled();
+                               });
+    const auto layers = [&](HookKind kind) {
+      std::vector<at::Tensor> out;
+      for (int l = 0; l < config.n_layers; ++l) out.push_back(run.captures.find({kind, l})[0]);
+      return torch::stack(out);
+    };
+    const int64_t T = static_cast<int64_t>(run.ids.size());
+    const auto m = head_metrics(layers(HookKind::Pattern), allowed_keys(config, T, torch::kCPU),
+                                layers(HookKind::AttnScores),
+                                position ? layers(HookKind::PosScores) : at::Tensor());
+    HeadMetricsSummary summary;
+    summary.n_layers = static_cast<int>(config.n_layers);
+    summary.n_heads = static_cast<int>(config.n_heads);
+    for (const auto& name : head_metric_names()) summary.names << QString::fromStdString(name);
+    const auto v = m.values.contiguous();
+    summary.values.assign(v.data_ptr<double>(), v.data_ptr<double>() + v.numel());
+    if (job.cancelled()) throw Cancelled();
+    emit metricsReady(job.generation, summary);
   });
 }
 

@@ -50,6 +50,9 @@ class InferenceWorker : public QObject {
   /// `max_cells` per axis. The maps of every head are computed once per input and kept, so the
   /// next head of the same input is immediate. Emits progress(), then positionsReady().
   void positions(const JobTicket& job, const RunInput& input, int layer, int head, int max_cells);
+  /// Entropy, mean distance, sink, previous-token and position share of every head on `input`
+  /// (analysis/head_metrics.h). Emits progress() per layer, then metricsReady().
+  void headMetrics(const JobTicket& job, const RunInput& input);
   /// The probe on every step-* checkpoint of `folder` (loaded one at a time beside the open
   /// model): VAF against step per layer. Emits progress(), then seriesReady().
   void compareSeries(const JobTicket& job, const QString& folder, const ProbeRequest& request);
@@ -63,6 +66,7 @@ class InferenceWorker : public QObject {
   void probeReady(quint64 generation, const poslens::gui::FrequencySummary& summary);
   void seriesReady(quint64 generation, const poslens::gui::SeriesSummary& summary);
   void positionsReady(quint64 generation, const poslens::gui::PositionView& view);
+  void metricsReady(quint64 generation, const poslens::gui::HeadMetricsSummary& metrics);
   void cancelled(quint64 generation);
   void failed(quint64 generation, const QString& title, const QString& message);
   /// Emitted after every job, whatever its outcome: the Session then sends the next one.

@@ -5,6 +5,7 @@
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
+#include <vector>
 
 #include "analysis/heatmap_data.h"
 
@@ -20,6 +21,23 @@ struct PositionView {
   QStringList counted;   ///< CoPE: tokens by mean gate, "token  gate  ×count", highest first
 };
 
+/// Head overview metrics of one input (analysis/head_metrics.h) for colouring the head grid.
+struct HeadMetricsSummary {
+  int n_layers = 0;
+  int n_heads = 0;
+  QStringList names;           ///< head_metric_names()
+  std::vector<double> values;  ///< [(layer * n_heads + head) * names.size() + metric], NaN: none
+
+  /// One metric for every head, in HeadGrid::setMetric() order.
+  std::vector<double> metric(int m) const {
+    std::vector<double> out;
+    for (int i = 0; i < n_layers * n_heads; ++i)
+      out.push_back(values[static_cast<size_t>(i * names.size() + m)]);
+    return out;
+  }
+};
+
 }  // namespace poslens::gui
 
 Q_DECLARE_METATYPE(poslens::gui::PositionView)
+Q_DECLARE_METATYPE(poslens::gui::HeadMetricsSummary)

@@ -72,6 +72,10 @@ void Session::connectWorker() {
           [this](quint64 g, const PositionView& v) {
             if (current(g)) emit positionsReady(v);
           });
+  connect(worker_, &InferenceWorker::metricsReady, this,
+          [this](quint64 g, const HeadMetricsSummary& m) {
+            if (current(g)) emit metricsReady(m);
+          });
   connect(worker_, &InferenceWorker::seriesReady, this,
           [this](quint64 g, const SeriesSummary& s) {
             if (current(g)) emit seriesReady(s);
@@ -87,7 +91,7 @@ void Session::setLoadOptions(const QString& device, const QString& dtype) {
 
 void Session::open(const QString& path) {
   // Work queued for the old model is meaningless for the new one.
-  for (const char* tag : {"run", "head", "export", "probe", "compare", "positions"})
+  for (const char* tag : {"run", "head", "export", "probe", "compare", "positions", "metrics"})
     supersede(QString::fromLatin1(tag));
   Job job;
   job.tag = QStringLiteral("open");
@@ -224,6 +228,20 @@ void Session::showPositions(int layer, int head) {
   job.body = [input, layer, head](InferenceWorker& w, const JobTicket& t) {
     w.positions(t, input, layer, head, kHeadMapCells);
   };
+  enqueue(std::move(job));
+}
+
+void Session::computeHeadMetrics() {
+  if (!model_ || input_.text.trimmed().isEmpty()) {
+    emit failed(tr("No head metrics"), model_ ? tr("The input is empty: type some text or token ids.")
+                                              : tr("Open a checkpoint first (File ▸ Open)."));
+    return;
+  }
+  Job job;
+  job.tag = QStringLiteral("metrics");
+  job.busy_text = tr("Head metrics…");
+  const RunInput input = input_;
+  job.body = [input](InferenceWorker& w, const JobTicket& t) { w.headMetrics(t, input); };
   enqueue(std::move(job));
 }
 

@@ -73,6 +73,9 @@ class Session : public QObject {
   /// worker keeps every head's maps for the same input). Refused with failed() when no model
   /// is open or the input is empty.
   void showPositions(int layer, int head);
+  /// The head overview metrics of input() (tag "metrics"). Refused with failed() when no
+  /// model is open or the input is empty.
+  void computeHeadMetrics();
   /// The probe over the step-* checkpoints of `folder` (tag "compare").
   void compareSeries(const QString& folder, const ProbeRequest& request);
   /// Cancels every queued job and the running one; each emits cancelled() once.
@@ -116,6 +119,7 @@ class Session : public QObject {
   void probeReady(const poslens::gui::FrequencySummary& summary);
   void seriesReady(const poslens::gui::SeriesSummary& summary);
   void positionsReady(const poslens::gui::PositionView& view);
+  void metricsReady(const poslens::gui::HeadMetricsSummary& metrics);
   /// A job of `tag` ended because of cancel() (not because a newer job replaced it).
   void cancelled(const QString& tag);
   void failed(const QString& title, const QString& message);

@@ -14,10 +14,12 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/panels/frequencies_panel.h"
+#include "app/gui/panels/heads_panel.h"
 #include "app/gui/panels/position_map_panel.h"
 #include "gui_test_util.h"
 #include "widgets/figure_export.h"
 #include "widgets/frequency_plot.h"
+#include "widgets/head_grid.h"
 #include "widgets/heatmap_view.h"
 
 namespace poslens::gui {
@@ -194,6 +196,30 @@ TEST_F(FrequenciesWindow, PositionMapPanelShowsBothMapsLinkedAndFollowsTheHead) 
   ASSERT_TRUE(arrived(ready, 30000, 2));
   EXPECT_EQ(ready.at(1).at(0).value<PositionView>().head, 2);
   EXPECT_EQ(positions->positionView()->heatmap().layer, 1);
+}
+
+TEST_F(FrequenciesWindow, HeadGridColouredByAMetricWithARanking) {
+  open(demo("text-cope"));
+  window.setInputText("Q: Why?\nA: Because.");
+  QSignalSpy finished(window.session(), &Session::runFinished);
+  window.session()->run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  HeadsPanel* heads = nullptr;
+  for (const auto& p : window.panels())
+    if (auto* candidate = qobject_cast<HeadsPanel*>(p.get())) heads = candidate;
+  ASSERT_NE(heads, nullptr);
+  QSignalSpy metrics(window.session(), &Session::metricsReady);
+  heads->colourBy(4);  // position share
+  ASSERT_TRUE(arrived(metrics, 30000));
+  const auto m = metrics.at(0).at(0).value<HeadMetricsSummary>();
+  EXPECT_EQ(m.names.size(), 5);
+  EXPECT_EQ(m.values.size(), 2u * 4u * 5u);
+  EXPECT_EQ(heads->grid()->metricName(), "position share");
+  const auto [lo, hi] = heads->grid()->metricRange();
+  EXPECT_GT(lo, 0.0) << "CoPE: the position term makes part of every head's logits";
+  EXPECT_LE(hi, 1.0 + 1e-9);
+  heads->colourBy(-1);
+  EXPECT_TRUE(heads->grid()->metricName().isEmpty());
 }
 
 TEST(FrequenciesSession, ProbeWithoutAModelIsRefused) {
