@@ -361,6 +361,25 @@ void InferenceWorker::positions(const JobTicket& job, const RunInput& input, int
     view.method = QString::fromStdString(r.methods[static_cast<size_t>(layer)]);
     view.position = map_of(r.position_map, "position only (" + r.methods[static_cast<size_t>(layer)] + ")");
     view.explanation = QString::fromStdString(r.explanation);
+    if (r.absolute && layer == 0) {
+      const auto& a = *r.absolute;
+      for (const auto& [name, t] : {std::pair{"token–token", a.token_token},
+                                    {"token–position", a.token_position},
+                                    {"position–token", a.position_token},
+                                    {"position–position", a.position_position},
+                                    {"bias terms", a.bias}}) {
+        auto map = pool_heatmap(t[head].to(torch::kCPU).masked_fill(hidden, -INFINITY), max_cells,
+                                max_cells, Pooling::Max);
+        map.row_labels = view.pattern.row_labels;
+        map.col_labels = view.pattern.col_labels;
+        map.layer = layer;
+        map.head = head;
+        map.kind = HeatmapKind::Signed;
+        map.value_name = "logit term";
+        map.title = "layer 0, head " + std::to_string(head) + " — " + name + " term";
+        view.absolute_terms.push_back(std::move(map));
+      }
+    }
     if (r.cope) {
       const auto gates = r.cope->mean_gate_per_token[layer][head];
       const auto order = gates.argsort(0, /*descending=*/true);

@@ -19,6 +19,9 @@ struct PositionView {
   QString method;        ///< "additive", "cope", "rotary", "absolute", "uniform", ...
   QString explanation;   ///< one line: what the map is for this model
   QStringList counted;   ///< CoPE: tokens by mean gate, "token  gate  ×count", highest first
+  /// Absolute models, layer 0: the logit decomposition (analysis/absolute_terms.h), in the
+  /// order token–token, token–position, position–token, position–position, bias.
+  std::vector<HeatmapData> absolute_terms;
 };
 
 /// Head overview metrics of one input (analysis/head_metrics.h) for colouring the head grid.

@@ -1,6 +1,8 @@
 #include "app/gui/panels/position_map_panel.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
+#include <QSignalBlocker>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
@@ -22,7 +24,14 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
   info_ = new QLabel(tr("Position-only attention: what each head would attend to from position "
                         "alone, beside its real pattern."));
   info_->setWordWrap(true);
+  right_ = new QComboBox;
+  right_->addItems({tr("position only"), tr("token–token term"), tr("token–position term"),
+                    tr("position–token term"), tr("position–position term"), tr("bias terms")});
+  right_->setToolTip(tr("Absolute positions, layer 0: the logits split into four terms (and "
+                        "the biases) that sum to them (Ke et al. 2020)"));
+  right_->setVisible(false);
   top->addWidget(compute_);
+  top->addWidget(right_);
   top->addWidget(info_, 1);
   layout->addLayout(top);
   auto* split = new QSplitter(Qt::Horizontal);
@@ -47,6 +56,7 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
             [to = to](int query, int key, double) { to->showHover(query, key); });
   }
   connect(compute_, &QPushButton::clicked, this, &PositionMapPanel::compute);
+  connect(right_, &QComboBox::currentIndexChanged, this, &PositionMapPanel::showRight);
   connect(&session, &Session::headSelected, this, [this](int layer, int head) {
     if (following_ && layer >= 0 && head >= 0) this->session().showPositions(layer, head);
   });
@@ -61,8 +71,10 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
   });
   connect(&session, &Session::positionsReady, this, [this](const PositionView& view) {
     following_ = true;
+    shown_ = view;
     pattern_->setHeatmap(view.pattern);
-    position_->setHeatmap(view.position);
+    right_->setVisible(!view.absolute_terms.empty());
+    showRight(view.absolute_terms.empty() ? 0 : right_->currentIndex());
     info_->setText(tr("Layer %1, head %2 · method: %3 · %4")
                        .arg(view.layer)
                        .arg(view.head)
@@ -72,6 +84,17 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
     counted_->setVisible(!view.counted.isEmpty());
     emit figureChanged();
   });
+}
+
+void PositionMapPanel::showRight(int index) {
+  if (right_->currentIndex() != index) {
+    const QSignalBlocker quiet(right_);
+    right_->setCurrentIndex(index);
+  }
+  const bool term = index > 0 && index <= static_cast<int>(shown_.absolute_terms.size());
+  position_->setHeatmap(term ? shown_.absolute_terms[static_cast<size_t>(index - 1)]
+                             : shown_.position);
+  emit figureChanged();
 }
 
 void PositionMapPanel::compute() {

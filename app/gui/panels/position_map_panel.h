@@ -2,11 +2,13 @@
 // Position map panel (bottom dock, a tab beside Frequencies): the selected head's real pattern
 // and its position-only map side by side on the same input (seed 001 Fig. 4; SPEC.md §3), zoom,
 // pan and hover linked between the two, a line saying how the map was made for this model, and
-// for CoPE heads the tokens the head counts, ranked by mean gate. Computed on the worker
+// for CoPE heads the tokens the head counts, ranked by mean gate; for absolute models' layer 0
+// the right view can show each term of the logit decomposition instead (seed 004). Computed on the worker
 // (docs/position-maps.md); once computed it follows the head selected in the Heads panel.
 #include "app/gui/panels/panel.h"
 #include "app/gui/position_types.h"
 
+class QComboBox;
 class QLabel;
 class QListWidget;
 class QPushButton;
@@ -32,6 +34,10 @@ class PositionMapPanel : public Panel {
 
   HeatmapView* patternView() const { return pattern_; }
   HeatmapView* positionView() const { return position_; }
+  /// Absolute models, layer 0: shows in the right view the position-only map (0) or logit term
+  /// `index` - 1 of the decomposition (token–token, token–position, position–token,
+  /// position–position, bias).
+  void showRight(int index);
   /// Asks for the selected head's maps on the session's input (the Compute button).
   void compute();
 
@@ -39,6 +45,8 @@ class PositionMapPanel : public Panel {
   QWidget* widget_ = nullptr;
   QPushButton* compute_ = nullptr;
   QLabel* info_ = nullptr;
+  QComboBox* right_ = nullptr;  ///< absolute models: the position-only map or a logit term
+  PositionView shown_;
   HeatmapView* pattern_ = nullptr;
   HeatmapView* position_ = nullptr;
   QListWidget* counted_ = nullptr;
