@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include <QApplication>
 #include <QElapsedTimer>
 #include <QImage>
 #include <QSignalSpy>
@@ -180,6 +183,35 @@ TEST(HeadGridLarge, ThirtyTwoByThirtyTwoHeadsStayFastAndScrollToTheSelection) {
   EXPECT_FALSE(grid.viewport()->rect().intersects(grid.thumbnailRect(0, 0)));
   EXPECT_FALSE(first.isNull());
   EXPECT_FALSE(second.isNull());
+}
+
+}  // namespace
+}  // namespace poslens
+
+namespace poslens {
+namespace {
+
+TEST_F(HeadGridTest, MetricColoursTilesOnOneScaleAndClearsWithNewHeads) {
+  std::vector<double> values(12);
+  for (int i = 0; i < 12; ++i) values[static_cast<size_t>(i)] = i;
+  values[5] = std::nan("");
+  grid.setMetric("entropy", values);
+  EXPECT_EQ(grid.metricName(), "entropy");
+  EXPECT_EQ(grid.metricRange(), std::make_pair(0.0, 11.0));
+  QApplication::processEvents();
+  const QImage shot = grabViewport();
+  const auto colourAt = [&](int layer, int head) {
+    const QRect r = grid.thumbnailRect(layer, head);
+    return shot.pixelColor(r.left() + 2, r.top() + 2);  // a corner: away from the value text
+  };
+  EXPECT_EQ(colourAt(0, 0).rgb(), colormapColor(0.0));
+  EXPECT_EQ(colourAt(2, 3).rgb(), colormapColor(1.0));
+  EXPECT_NE(colourAt(1, 1).rgb(), colormapColor(0.0)) << "NaN is drawn grey, not as the minimum";
+  grid.setMetric("entropy", {1.0, 2.0});  // wrong size: back to thumbnails
+  EXPECT_TRUE(grid.metricName().isEmpty());
+  grid.setMetric("sink", values);
+  grid.setHeads(3, 4, headMaps(3, 4));
+  EXPECT_TRUE(grid.metricName().isEmpty());
 }
 
 }  // namespace

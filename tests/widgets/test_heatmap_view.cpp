@@ -295,3 +295,37 @@ TEST_F(HeatmapViewTest, ExportWithNothingShownFails) {
 
 }  // namespace
 }  // namespace poslens
+
+namespace poslens {
+namespace {
+
+TEST_F(HeatmapViewTest, ZoomIsAnnouncedAndFollowedWithoutEcho) {
+  show(causalPattern(storyTokens()));
+  HeatmapView other;
+  other.resize(400, 400);
+  other.setHeatmap(causalPattern(storyTokens()));
+  QSignalSpy changed(&view, &HeatmapView::viewChanged);
+  QSignalSpy other_changed(&other, &HeatmapView::viewChanged);
+  QObject::connect(&view, &HeatmapView::viewChanged, &other, &HeatmapView::setViewRange);
+  other.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&other));
+  settle();
+  const auto before = other.cellCenter(3, 2);
+  ASSERT_TRUE(before.has_value());
+  // A wheel zoom is a user change: announced, and the follower takes the same ranges.
+  QWheelEvent wheel(QPointF(300, 300), view.plotWidget()->mapToGlobal(QPointF(300, 300)), {},
+                    {0, 120}, Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+  QCoreApplication::sendEvent(view.plotWidget(), &wheel);
+  settle();
+  ASSERT_GT(changed.count(), 0);
+  EXPECT_EQ(other_changed.count(), 0) << "a followed range is not announced again";
+  EXPECT_NE(other.cellCenter(3, 2), before) << "the follower zoomed too";
+  // A linked hover shows the read-out without a hovered() signal.
+  QSignalSpy hovered(&other, &HeatmapView::hovered);
+  other.showHover(3, 2);
+  EXPECT_FALSE(other.hoverText().isEmpty());
+  EXPECT_EQ(hovered.count(), 0);
+}
+
+}  // namespace
+}  // namespace poslens
