@@ -193,15 +193,20 @@ void Session::runProbe(const ProbeRequest& request) {
   enqueue(std::move(job));
 }
 
-void Session::decomposeInput(int layer) {
+bool Session::readyForInputJob(const QString& title) {
   if (!model_) {
-    emit failed(tr("Nothing to decompose"), tr("Open a checkpoint first (File ▸ Open)."));
-    return;
+    emit failed(title, tr("Open a checkpoint first (File ▸ Open)."));
+    return false;
   }
   if (input_.text.trimmed().isEmpty()) {
-    emit failed(tr("Nothing to decompose"), tr("The input is empty: type some text or token ids."));
-    return;
+    emit failed(title, tr("The input is empty: type some text or token ids."));
+    return false;
   }
+  return true;
+}
+
+void Session::decomposeInput(int layer) {
+  if (!readyForInputJob(tr("Nothing to decompose"))) return;
   Job job;
   job.tag = QStringLiteral("probe");
   job.busy_text = tr("Decomposing layer %1…").arg(layer);
@@ -213,14 +218,7 @@ void Session::decomposeInput(int layer) {
 }
 
 void Session::showPositions(int layer, int head) {
-  if (!model_) {
-    emit failed(tr("Nothing to map"), tr("Open a checkpoint first (File ▸ Open)."));
-    return;
-  }
-  if (input_.text.trimmed().isEmpty()) {
-    emit failed(tr("Nothing to map"), tr("The input is empty: type some text or token ids."));
-    return;
-  }
+  if (!readyForInputJob(tr("Nothing to map"))) return;
   Job job;
   job.tag = QStringLiteral("positions");
   job.busy_text = tr("Position-only maps…");
@@ -232,11 +230,7 @@ void Session::showPositions(int layer, int head) {
 }
 
 void Session::computeHeadMetrics() {
-  if (!model_ || input_.text.trimmed().isEmpty()) {
-    emit failed(tr("No head metrics"), model_ ? tr("The input is empty: type some text or token ids.")
-                                              : tr("Open a checkpoint first (File ▸ Open)."));
-    return;
-  }
+  if (!readyForInputJob(tr("No head metrics"))) return;
   Job job;
   job.tag = QStringLiteral("metrics");
   job.busy_text = tr("Head metrics…");

@@ -134,6 +134,9 @@ class Session : public QObject {
   };
 
   void enqueue(Job job);
+  /// True when a model is open and the input is not empty; otherwise emits failed(`title`,
+  /// why) and returns false (jobs on the input: decomposition, position maps, metrics).
+  bool readyForInputJob(const QString& title);
   /// Drops queued jobs of `tag` and cancels a running one, silently (they were superseded).
   void supersede(const QString& tag);
   void dispatchNext();

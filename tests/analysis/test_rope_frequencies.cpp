@@ -65,6 +65,17 @@ void expect_close(const at::Tensor& a, const at::Tensor& b, const at::Tensor& ma
   EXPECT_LE(diff, tol * ref) << "max |difference| " << diff << " against max |value| " << ref;
 }
 
+/// hook_attn_scores of every layer for the probe's own inputs ([BOS]=0 + token × (T−1)).
+Captures probe_inputs_forward(const LoadedModel& model, const std::vector<int64_t>& tokens,
+                              int64_t T) {
+  c10::InferenceMode guard;
+  auto ids = torch::tensor(tokens, torch::kLong).view({-1, 1}).repeat({1, T});
+  ids.select(1, 0).fill_(0);
+  Captures caps;
+  model.model->forward(ids, CaptureSpec({"blocks.*.attn.hook_attn_scores"}), &caps);
+  return caps;
+}
+
 class EveryRotaryVariant : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(EveryRotaryVariant, ComponentsPlusRemainderReproduceTheScores) {
@@ -193,11 +204,7 @@ TEST(RopeProbe, ScoresAreTheMeanOfTheForwardsLastRow) {
   ASSERT_TRUE(r.remainder.defined());
   ASSERT_TRUE(r.position_terms.defined());
 
-  c10::InferenceMode guard;
-  auto ids = torch::tensor(r.tokens, torch::kLong).view({-1, 1}).repeat({1, 10});
-  ids.select(1, 0).fill_(0);
-  Captures caps;
-  model.model->forward(ids, CaptureSpec({"blocks.*.attn.hook_attn_scores"}), &caps);
+  const auto caps = probe_inputs_forward(model, r.tokens, 10);
   for (int l = 0; l < 2; ++l) {
     const auto last = caps.find({HookKind::AttnScores, l}).select(2, 9);  // [N, head, key]
     const auto all = torch::ones({2, 10}, torch::kBool);
@@ -239,11 +246,7 @@ TEST(RopeProbe, NonRotaryModelsGetTheirOwnLogitsWithoutComponents) {
     EXPECT_TRUE(r.position_terms.defined());
     EXPECT_TRUE(r.pairing.empty());
 
-    c10::InferenceMode guard;
-    auto ids = torch::tensor(r.tokens, torch::kLong).view({-1, 1}).repeat({1, 8});
-    ids.select(1, 0).fill_(0);
-    Captures caps;
-    model.model->forward(ids, CaptureSpec({"blocks.*.attn.hook_attn_scores"}), &caps);
+    const auto caps = probe_inputs_forward(model, r.tokens, 8);
     for (int l = 0; l < 2; ++l)
       expect_close(r.scores[l], caps.find({HookKind::AttnScores, l}).select(2, 7).mean(0),
                    torch::ones({2, 8}, torch::kBool), 1e-5);

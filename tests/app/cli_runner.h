@@ -31,6 +31,11 @@ inline CliResult cli(const std::string& args) {
 /// A path quoted for the shell.
 inline std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
 
+/// A demo checkpoint of resources/demos/, quoted for the shell.
+inline std::string demo(const std::string& name) {
+  return q(std::filesystem::path(POSLENS_SOURCE_DIR) / "resources" / "demos" / name);
+}
+
 /// The stories260K fixture, quoted for the shell.
 inline std::string stories() {
   return q(std::filesystem::path(POSLENS_FIXTURES_DIR) / "stories260K" / "stories260K.bin");

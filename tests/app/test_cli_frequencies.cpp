@@ -20,9 +20,7 @@ using test::cli;
 using test::q;
 
 using test::stories;
-std::string demo(const std::string& name) {
-  return q(std::filesystem::path(POSLENS_SOURCE_DIR) / "resources" / "demos" / name);
-}
+using test::demo;
 
 struct Dataset {
   std::vector<hsize_t> dims;

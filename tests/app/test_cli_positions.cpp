@@ -19,9 +19,7 @@ using test::cli;
 using test::q;
 using test::stories;
 
-std::string demo(const std::string& name) {
-  return q(std::filesystem::path(POSLENS_SOURCE_DIR) / "resources" / "demos" / name);
-}
+using test::demo;
 
 std::vector<hsize_t> dims_of(const H5::H5File& file, const std::string& path) {
   const auto space = file.openDataSet(path).getSpace();
