@@ -51,13 +51,13 @@ void write_position_map_hdf5(const std::string& path, const PositionMapResult& r
 }
 
 void write_head_metrics_hdf5(const std::string& path, const HeadMetrics& m,
-                             const PositionMapResult& r, const ExportMetadata& meta) {
+                             const std::vector<int64_t>& ids, const std::vector<std::string>& labels,
+                             const std::vector<std::string>& methods, const ExportMetadata& meta) {
   Datasets d;
   d.push_back({"/analysis/heads/values", m.values, {}, {"layer", "head", "metric"},
-               {{"methods", r.methods}}});
+               {{"methods", methods}}});
   d.push_back({"/analysis/heads/metrics", {}, head_metric_names(), {"metric"}, {}});
-  const auto ids = torch::tensor(r.ids, torch::kLong).unsqueeze(0);
-  write_analysis_hdf5(path, d, {}, ids, r.labels, meta);
+  write_analysis_hdf5(path, d, {}, torch::tensor(ids, torch::kLong).unsqueeze(0), labels, meta);
 }
 
 void write_head_metrics_csv(const std::string& path, const HeadMetrics& m) {

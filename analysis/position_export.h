@@ -18,9 +18,11 @@ namespace poslens {
 void write_position_map_hdf5(const std::string& path, const PositionMapResult& r,
                              const ExportMetadata& meta);
 
-/// `/analysis/heads/values` float64 [layer, head, metric] with `/analysis/heads/metrics` (names).
+/// `/analysis/heads/values` float64 [layer, head, metric] (attribute `methods`, the position
+/// method per layer) with `/analysis/heads/metrics` (names); `/tokens` from `ids`, `labels`.
 void write_head_metrics_hdf5(const std::string& path, const HeadMetrics& m,
-                             const PositionMapResult& r, const ExportMetadata& meta);
+                             const std::vector<int64_t>& ids, const std::vector<std::string>& labels,
+                             const std::vector<std::string>& methods, const ExportMetadata& meta);
 
 /// One row per (layer, head): `layer,head,entropy,mean_distance,sink,previous_token,
 /// position_share` (empty where NaN). Written to a temporary and renamed. Throws poslens::Error.

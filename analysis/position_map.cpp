@@ -21,7 +21,43 @@ at::Tensor distance_map(const at::Tensor& by_distance, int64_t T) {
   return by_distance.index_select(-1, d).view({by_distance.size(0), T, T});
 }
 
+/// One hook of every layer of `run`, batch 0, stacked: [layer, head, q, k].
+at::Tensor stacked(const RunResult& run, HookKind kind, int64_t n_layers) {
+  std::vector<at::Tensor> out;
+  for (int l = 0; l < n_layers; ++l) out.push_back(run.captures.find({kind, l})[0]);
+  return torch::stack(out);
+}
+
 }  // namespace
+
+std::vector<std::string> position_methods(const LoadedModel& loaded, int64_t T) {
+  const auto& pe = loaded.model->position_encoding();
+  const bool rotary = pe.rotary_info(T).has_value() && T >= 2;
+  std::string method;
+  if (pe.has_position_scores())
+    method = std::string(pe.has_cope() ? "cope" : "additive") + (rotary ? "+rotary" : "");
+  else if (rotary)
+    method = "rotary";
+  else if (!pe.has_pe_state() && pe.position_table(1).defined())
+    method = "absolute";
+  else
+    method = "uniform";
+  return std::vector<std::string>(static_cast<size_t>(loaded.model->config().n_layers), method);
+}
+
+HeadMetrics input_head_metrics(const LoadedModel& loaded, const std::vector<int64_t>& ids,
+                               const ProgressFn& progress) {
+  const auto& cfg = loaded.model->config();
+  const bool additive = loaded.model->position_encoding().has_position_scores();
+  std::vector<std::string> hooks = {"blocks.*.attn.hook_pattern", "blocks.*.attn.hook_attn_scores"};
+  if (additive) hooks.push_back("blocks.*.attn.hook_pos_scores");
+  const auto run = run_model(loaded, ids, CaptureSpec(hooks), progress);
+  const int64_t T = static_cast<int64_t>(run.ids.size());
+  return head_metrics(stacked(run, HookKind::Pattern, cfg.n_layers),
+                      allowed_keys(cfg, T, torch::kCPU),
+                      stacked(run, HookKind::AttnScores, cfg.n_layers),
+                      additive ? stacked(run, HookKind::PosScores, cfg.n_layers) : at::Tensor());
+}
 
 at::Tensor row_normalised_softmax(const at::Tensor& logits, const at::Tensor& allowed) {
   const auto masked = logits.to(torch::kFloat).masked_fill(allowed.logical_not(),
@@ -75,10 +111,13 @@ PositionMapResult position_map(const LoadedModel& loaded, const std::vector<int6
   const auto& pe = model.position_encoding();
   const int64_t T = static_cast<int64_t>(ids.size());
   if (T == 0) throw Error("no tokens to map (the input is empty)");
+  PositionMapResult r;
+  r.methods = position_methods(loaded, T);
+  const std::string& method = r.methods.front();
   const bool additive = pe.has_position_scores();
   const bool cope = pe.has_cope();
   const bool rotary = pe.rotary_info(T).has_value() && T >= 2;
-  const bool absolute = !pe.has_pe_state() && pe.position_table(1).defined();
+  const bool absolute = method == "absolute";
 
   std::vector<std::string> hooks = {"blocks.*.attn.hook_pattern", "blocks.*.attn.hook_attn_scores"};
   if (additive) hooks.push_back("blocks.*.attn.hook_pos_scores");
@@ -89,13 +128,8 @@ PositionMapResult position_map(const LoadedModel& loaded, const std::vector<int6
   });
   c10::InferenceMode guard;
   const auto allowed = allowed_keys(cfg, T, torch::kCPU);
-  const auto layers = [&](HookKind kind) {
-    std::vector<at::Tensor> out;
-    for (int l = 0; l < cfg.n_layers; ++l) out.push_back(run.captures.find({kind, l})[0]);
-    return torch::stack(out);  // [layer, head, q, k]
-  };
+  const auto layers = [&](HookKind kind) { return stacked(run, kind, cfg.n_layers); };
 
-  PositionMapResult r;
   r.ids = run.ids;
   r.labels = run.labels;
   r.pattern = row_max_normalised(layers(HookKind::Pattern));
@@ -119,31 +153,21 @@ PositionMapResult position_map(const LoadedModel& loaded, const std::vector<int6
   std::vector<at::Tensor> maps;
   for (int l = 0; l < cfg.n_layers; ++l) {
     at::Tensor logits;  // [head, q, k]
-    std::string method;
     if (additive) {
       logits = r.position_terms[l];
-      method = cope ? "cope" : "additive";
-      if (rotary) {
-        logits = logits + distance_map(rotary_by_distance[l], T);
-        method += "+rotary";
-      }
+      if (rotary) logits = logits + distance_map(rotary_by_distance[l], T);
     } else if (rotary) {
       logits = distance_map(rotary_by_distance[l], T);
-      method = "rotary";
     } else if (absolute) {
-      const auto P = run.captures.find({HookKind::PosEmbed, -1});
-      logits = model.qk_logits(l, P).to(torch::kCPU)[0];
-      method = "absolute";
+      logits = model.qk_logits(l, run.captures.find({HookKind::PosEmbed, -1})).to(torch::kCPU)[0];
     } else {
       logits = torch::zeros({cfg.n_heads, T, T});
-      method = "uniform";
     }
     maps.push_back(row_normalised_softmax(logits, allowed));
-    r.methods.push_back(method);
   }
   r.position_map = torch::stack(maps);
 
-  const std::string& m = r.methods.front();
+  const std::string& m = method;
   r.explanation =
       m == "uniform"
           ? "No position-only term (" + pe.describe() +

@@ -21,6 +21,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "analysis/absolute_terms.h"
+#include "analysis/head_metrics.h"
 #include "core/runtime/checkpoint.h"
 
 namespace poslens {
@@ -60,6 +61,15 @@ struct PositionMapResult {
 PositionMapResult position_map(const LoadedModel& model, const std::vector<int64_t>& ids,
                                const PositionMapOptions& options = {},
                                const std::function<bool(int64_t, int64_t)>& progress = {});
+
+/// The method position_map() uses for each layer of `model` on a `T`-token input (see above).
+std::vector<std::string> position_methods(const LoadedModel& model, int64_t T);
+
+/// The head overview metrics (head_metrics.h) of `model` on `ids`: one forward pass capturing
+/// the pattern, the logits and (where the encoding has one) the position term. `progress` as
+/// for a forward pass (false cancels: poslens::Cancelled). Throws poslens::Error for bad ids.
+HeadMetrics input_head_metrics(const LoadedModel& model, const std::vector<int64_t>& ids,
+                               const ProgressFn& progress = {});
 
 /// softmax over allowed keys of `logits` [..., q, k], each row scaled to max 1, 0 where
 /// `allowed` [q, k] is false (rows with no allowed key are 0).

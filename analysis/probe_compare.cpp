@@ -1,11 +1,11 @@
 #include "analysis/probe_compare.h"
 
+#include "analysis/checkpoint_series.h"
+
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "core/base/error.h"
 #include "core/runtime/run.h"
@@ -14,13 +14,6 @@ namespace poslens {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// The step of `step-NNNNNN` (the trainer's folder names), -1 for other names.
-int64_t step_from_name(const std::string& name) {
-  static const std::regex pattern("step-([0-9]{1,12})");
-  std::smatch m;
-  return std::regex_match(name, m, pattern) ? std::stoll(m[1].str()) : -1;
-}
 
 /// The step a checkpoint was saved at: its training record's "step", else its folder name.
 int64_t checkpoint_step(const LoadedModel& model) {
@@ -52,23 +45,6 @@ void check_same_shape(const ProbeResult& first, const ProbeResult& other, const 
 }
 
 }  // namespace
-
-std::vector<std::string> series_checkpoints(const std::string& folder) {
-  std::error_code ec;
-  if (!fs::is_directory(folder, ec)) throw Error("'" + folder + "' is not a folder");
-  std::vector<std::pair<int64_t, std::string>> found;
-  for (const auto& entry : fs::directory_iterator(folder, ec)) {
-    const int64_t step = step_from_name(entry.path().filename().string());
-    if (step >= 0 && entry.is_directory(ec)) found.emplace_back(step, entry.path().string());
-  }
-  if (ec) throw Error("cannot list '" + folder + "': " + ec.message());
-  if (found.empty())
-    throw Error("'" + folder + "' holds no checkpoint folders named step-NNNNNN");
-  std::sort(found.begin(), found.end());
-  std::vector<std::string> paths;
-  for (auto& f : found) paths.push_back(std::move(f.second));
-  return paths;
-}
 
 CompareResult compare_checkpoints(const std::vector<std::string>& paths, const LoadOptions& load,
                                   const ProbeOptions& options,

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/checkpoint_series.h"
 #include "analysis/rope_probe.h"
 #include "core/formats/hdf5_export.h"
 
@@ -17,10 +18,6 @@ struct CompareResult {
   at::Tensor vaf;                  ///< float32 [checkpoint, layer, component]
   ExportMetadata meta;             ///< of the first checkpoint (for the HDF5 root attributes)
 };
-
-/// The checkpoints of a run folder: its `step-NNNNNN` subfolders in step order. Throws
-/// poslens::Error when `folder` is not a folder or holds none.
-std::vector<std::string> series_checkpoints(const std::string& folder);
 
 /// Loads each checkpoint in turn (only one in memory), probes it with the same tokens and
 /// stacks the VAF. `progress(done, total)` counts samples over all checkpoints. Throws

@@ -19,11 +19,14 @@ struct Mapped {
   PositionMapResult result;
 };
 
+std::vector<int64_t> input_ids(const LoadedModel& model, const RunOptions& input) {
+  return input.from_tokens ? parse_token_ids(input.tokens, model.model->config().vocab_size)
+                           : encode_text(model, input.text);
+}
+
 Mapped map_input(const CommonOptions& common, const PositionMapCommand& c) {
   Mapped m{load_checkpoint(common.checkpoint, load_options(common)), {}};
-  const auto ids = c.input.from_tokens
-                       ? parse_token_ids(c.input.tokens, m.model.model->config().vocab_size)
-                       : encode_text(m.model, c.input.text);
+  const auto ids = input_ids(m.model, c.input);
   PositionMapOptions options;
   options.probe_samples = c.probe_samples;
   options.seed = c.seed;
@@ -68,17 +71,16 @@ void position_map(const CommonOptions& common, const PositionMapCommand& command
 }
 
 void heads(const CommonOptions& common, const PositionMapCommand& command) {
-  const auto m = map_input(common, command);
-  const auto& r = m.result;
-  const auto allowed = allowed_keys(m.model.model->config(), static_cast<int64_t>(r.ids.size()),
-                                    torch::kCPU);
-  // Metrics read the unnormalised pattern: undo nothing, recompute it from the logits.
-  const auto pattern = torch::softmax(r.logits, -1);
-  const auto metrics = head_metrics(pattern, allowed, r.logits, r.position_terms);
+  // One forward pass: the metrics need neither the position maps nor the rotary probe.
+  const auto model = load_checkpoint(common.checkpoint, load_options(common));
+  const auto ids = input_ids(model, command.input);
+  const auto metrics = input_head_metrics(model, ids);
   if (ends_with(command.out, ".csv"))
     write_head_metrics_csv(command.out, metrics);
   else
-    write_head_metrics_hdf5(command.out, metrics, r, export_metadata(m.model));
+    write_head_metrics_hdf5(command.out, metrics, ids, token_labels(model, ids),
+                            position_methods(model, static_cast<int64_t>(ids.size())),
+                            export_metadata(model));
   std::cout << "heads: " << metrics.values.size(0) << " layers × " << metrics.values.size(1)
             << " heads, metrics";
   for (const auto& name : head_metric_names()) std::cout << " " << name;

@@ -11,6 +11,7 @@
 #include "analysis/head_metrics.h"
 #include "analysis/heatmap_pooling.h"
 #include "analysis/position_map.h"
+#include "analysis/checkpoint_series.h"
 #include "analysis/probe_compare.h"
 #include "analysis/rope_probe.h"
 #include "analysis/text_decomposition.h"
@@ -74,6 +75,24 @@ HeadView head_view(const QString& suffix) {
   return {HookKind::Pattern, "attention pattern", "weight", HeatmapKind::Probability};
 }
 
+/// One head's [q, k] map as the views draw it: cells the head cannot see set to -inf (drawn as
+/// masked), max-pooled to `max_cells` per axis, token labels on both axes, a title.
+HeatmapData head_heatmap(const at::Tensor& cells, const at::Tensor& hidden,
+                         const std::vector<std::string>& labels, int layer, int head,
+                         int max_cells, HeatmapKind kind, const std::string& value_name,
+                         const std::string& what) {
+  auto map = pool_heatmap(cells.to(torch::kCPU).masked_fill(hidden, -INFINITY), max_cells,
+                          max_cells, Pooling::Max);
+  for (const auto& label : labels) map.row_labels.push_back(display_label(label));
+  map.col_labels = map.row_labels;
+  map.layer = layer;
+  map.head = head;
+  map.value_name = value_name;
+  map.kind = kind;
+  map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + what;
+  return map;
+}
+
 HeatmapData head_map(const RunResult& run, const ModelConfig& config, int layer, int head,
                      int max_cells, const QString& view_name) {
   const auto view = head_view(view_name);
@@ -82,18 +101,9 @@ HeatmapData head_map(const RunResult& run, const ModelConfig& config, int layer,
     throw Error("the last run has no " + std::string(view.title) + " for layer " +
                 std::to_string(layer));
   if (head < 0 || head >= captured.size(1)) throw Error("no head " + std::to_string(head));
-  // -inf marks cells the head cannot see, so the view draws them as masked.
   const auto hidden = allowed_keys(config, captured.size(2), torch::kCPU).logical_not();
-  const at::Tensor cells = captured[0][head].masked_fill(hidden, -INFINITY);
-  auto map = pool_heatmap(cells, max_cells, max_cells, Pooling::Max);
-  for (const auto& label : run.labels) map.row_labels.push_back(display_label(label));
-  map.col_labels = map.row_labels;
-  map.layer = layer;
-  map.head = head;
-  map.value_name = view.value_name;
-  map.kind = view.kind;
-  map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + view.title;
-  return map;
+  return head_heatmap(captured[0][head], hidden, run.labels, layer, head, max_cells, view.kind,
+                      view.value_name, view.title);
 }
 
 /// Per-head curves are sent when all of them hold at most this many values.
@@ -343,16 +353,8 @@ void InferenceWorker::positions(const JobTicket& job, const RunInput& input, int
     const auto hidden =
         allowed_keys(loaded.model->config(), r.position_map.size(2), torch::kCPU).logical_not();
     const auto map_of = [&](const at::Tensor& all, const std::string& what) {
-      auto map = pool_heatmap(all[layer][head].masked_fill(hidden, -INFINITY), max_cells, max_cells,
-                              Pooling::Max);
-      for (const auto& label : r.labels) map.row_labels.push_back(display_label(label));
-      map.col_labels = map.row_labels;
-      map.layer = layer;
-      map.head = head;
-      map.kind = HeatmapKind::Probability;
-      map.value_name = "weight / row max";
-      map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + what;
-      return map;
+      return head_heatmap(all[layer][head], hidden, r.labels, layer, head, max_cells,
+                          HeatmapKind::Probability, "weight / row max", what);
     };
     PositionView view;
     view.layer = layer;
@@ -368,16 +370,9 @@ void InferenceWorker::positions(const JobTicket& job, const RunInput& input, int
                                     {"position–token", a.position_token},
                                     {"position–position", a.position_position},
                                     {"bias terms", a.bias}}) {
-        auto map = pool_heatmap(t[head].to(torch::kCPU).masked_fill(hidden, -INFINITY), max_cells,
-                                max_cells, Pooling::Max);
-        map.row_labels = view.pattern.row_labels;
-        map.col_labels = view.pattern.col_labels;
-        map.layer = layer;
-        map.head = head;
-        map.kind = HeatmapKind::Signed;
-        map.value_name = "logit term";
-        map.title = "layer 0, head " + std::to_string(head) + " — " + name + " term";
-        view.absolute_terms.push_back(std::move(map));
+        view.absolute_terms.push_back(head_heatmap(t[head], hidden, r.labels, layer, head,
+                                                   max_cells, HeatmapKind::Signed, "logit term",
+                                                   std::string(name) + " term"));
       }
     }
     if (r.cope) {
@@ -401,27 +396,13 @@ void InferenceWorker::headMetrics(const JobTicket& job, const RunInput& input) {
   guarded(this, job, tr("Head metrics failed"), [&] {
     if (!state_->model) throw Error("open a checkpoint first");
     const auto& loaded = *state_->model;
-    const auto& config = loaded.model->config();
-    std::vector<std::string> hooks = {"blocks.*.attn.hook_pattern", "blocks.*.attn.hook_attn_scores"};
-    const bool position = loaded.model->position_encoding().has_position_scores();
-    if (position) hooks.push_back("blocks.*.attn.hook_pos_scores");
-    const auto run = run_model(loaded, input_ids(loaded, input), CaptureSpec(hooks),
-                               [&](int done, int total) {
-                                 emit progress(job.generation, done, total);
-                                 return !job.cancelled();
-                               });
-    const auto layers = [&](HookKind kind) {
-      std::vector<at::Tensor> out;
-      for (int l = 0; l < config.n_layers; ++l) out.push_back(run.captures.find({kind, l})[0]);
-      return torch::stack(out);
-    };
-    const int64_t T = static_cast<int64_t>(run.ids.size());
-    const auto m = head_metrics(layers(HookKind::Pattern), allowed_keys(config, T, torch::kCPU),
-                                layers(HookKind::AttnScores),
-                                position ? layers(HookKind::PosScores) : at::Tensor());
+    const auto m = input_head_metrics(loaded, input_ids(loaded, input), [&](int done, int total) {
+      emit progress(job.generation, done, total);
+      return !job.cancelled();
+    });
     HeadMetricsSummary summary;
-    summary.n_layers = static_cast<int>(config.n_layers);
-    summary.n_heads = static_cast<int>(config.n_heads);
+    summary.n_layers = static_cast<int>(m.values.size(0));
+    summary.n_heads = static_cast<int>(m.values.size(1));
     for (const auto& name : head_metric_names()) summary.names << QString::fromStdString(name);
     const auto v = m.values.contiguous();
     summary.values.assign(v.data_ptr<double>(), v.data_ptr<double>() + v.numel());

@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "analysis/checkpoint_series.h"
 #include "app/gui/panels/panel_list.h"
+#include "core/base/error.h"
 #include "widgets/figure_export.h"
 
 namespace poslens::gui {
@@ -195,14 +197,15 @@ void MainWindow::updateActions() {
 void MainWindow::openCheckpoint(const QString& path) {
   // A run folder (step-NNNNNN checkpoints, no model of its own): its last checkpoint, with the
   // series compared in the Frequencies panel once it is loaded.
-  const QDir dir(path);
-  if (QFileInfo(path).isDir() && !dir.exists(QStringLiteral("config.json"))) {
-    const QStringList steps =
-        dir.entryList({QStringLiteral("step-*")}, QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
-    if (steps.size() >= 2) {
-      probe_when_loaded_ = ProbeOnLoad::Series;
-      session_->open(dir.filePath(steps.back()));
-      return;
+  if (QFileInfo(path).isDir() && !QDir(path).exists(QStringLiteral("config.json"))) {
+    try {
+      const auto steps = series_checkpoints(path.toStdString());
+      if (steps.size() >= 2) {
+        probe_when_loaded_ = ProbeOnLoad::Series;
+        session_->open(QString::fromStdString(steps.back()));
+        return;
+      }
+    } catch (const Error&) {  // not a run folder: open it as given (and report what it is)
     }
   }
   session_->open(path);
