@@ -2,9 +2,20 @@
 // Text <-> token ids. One implementation per tokenizer format (llama2c_tokenizer.h for now).
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace poslens {
+
+/// One encoded text as `poslens-cli tokenize --json` and the GUI's hover read-out show it.
+struct Encoding {
+  std::vector<int64_t> ids;
+  /// The raw vocabulary piece of each id ("Ġworld", "▁the", "<0x0A>"), as HF's getTokens().
+  std::vector<std::string> tokens;
+  /// Byte range [start, end) of each id in the UTF-8 input, as HF's offsets with byte offsets;
+  /// {0, 0} for tokens the post-processor adds. Empty when the tokenizer cannot tell.
+  std::vector<std::pair<size_t, size_t>> offsets;
+};
 
 class Tokenizer {
  public:
@@ -15,6 +26,17 @@ class Tokenizer {
   /// The piece of one token as it appears in the text (for labels: "▁the" shown as " the").
   /// Throws poslens::Error for an id outside the vocabulary.
   virtual std::string token_text(int64_t id) const = 0;
+  /// The raw vocabulary piece of `id` ("Ġworld", "▁the", "<0x0A>"); token_text() by default.
+  /// Throws poslens::Error for an id outside the vocabulary.
+  virtual std::string piece(int64_t id) const { return token_text(id); }
+  /// encode() with the raw pieces and byte offsets. `add_special`: what encode's `add_bos`
+  /// means for this format (HF: the post-processor's template). The default has no offsets.
+  virtual Encoding encode_full(const std::string& text, bool add_special) const {
+    Encoding out;
+    out.ids = encode(text, add_special);
+    for (int64_t id : out.ids) out.tokens.push_back(piece(id));
+    return out;
+  }
   /// Concatenated text of `ids` (the inverse of encode, BOS/EOS dropped).
   virtual std::string decode(const std::vector<int64_t>& ids) const = 0;
   virtual int64_t vocab_size() const = 0;
