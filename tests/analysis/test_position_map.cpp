@@ -126,6 +126,59 @@ TEST(PositionMap, CopeModelsGetTheirTermAndCounting) {
                               row_normalised_softmax(r.position_terms, allowed_keys(model.model->config(), 8, torch::kCPU))));
 }
 
+TEST(PositionMap, CopeGatesOnlyOnASeparatorPeakOnTheLastSegment) {
+  // One head whose gates are 1 exactly on separator keys (token 1) and whose position embedding
+  // favours p = 0: p_ij counts the separators in j..i (seed 001 §3), so every query's map is 1
+  // on the keys after its last separator (the current segment) and ~0 up to it. A query on a
+  // separator (p ≥ 1 for every key) or before any (p = 0 for every key) sees a uniform row.
+  const auto config = poslens_config_from_text(
+      R"({"model_type": "poslens", "d_model": 16, "n_layers": 1, "n_heads": 1, "d_mlp": 32, )"
+      R"("vocab_size": 6, "n_ctx": 16, "norm": "rmsnorm", )"
+      R"("position_encoding": [{"type": "cope", "npos_max": 8}]})", "test");
+  auto w = initialize_weights(config, 7);
+  // Embeddings of equal norm: dim 1 is on for every token (drives the query), dim 0 is +1 on the
+  // separator and −1 elsewhere (drives the key). RMSNorm maps each to 2× itself.
+  w.tok_embed = torch::zeros({6, 16});
+  for (int64_t t = 0; t < 6; ++t) {
+    w.tok_embed[t][1] = 1.0f;
+    w.tok_embed[t][0] = t == 1 ? 1.0f : -1.0f;
+  }
+  auto& layer = w.layers[0];
+  layer.w_q = torch::zeros({16, 16});
+  layer.w_q[0][1] = 10.0f;  // q_0 = 20 for every token
+  layer.w_k = torch::zeros({16, 16});
+  layer.w_k[0][0] = 10.0f;  // k_0 = ±20: gate logit ±400 · 1/4 → sigmoid 1 or 0
+  for (auto* bias : {&layer.b_q, &layer.b_k})
+    if (bias->defined()) bias->zero_();
+  auto pos_emb = torch::zeros({16, 8});
+  pos_emb[0][0] = 2.0f;  // z_i[0] = 40, every other position 0
+  w.pe.layers[0]["cope_pos_emb"] = pos_emb;
+  LoadedModel model;
+  model.path = "in-memory";
+  model.model = std::make_unique<Transformer>(config, std::move(w));
+
+  const std::vector<int64_t> ids = {0, 2, 1, 3, 4, 1, 2, 5, 3, 1, 4};
+  const auto r = position_map(model, ids);
+  ASSERT_TRUE(r.cope.has_value());
+  const auto map = r.position_map[0][0];
+  int64_t last_separator = -1;
+  for (int64_t i = 0; i < static_cast<int64_t>(ids.size()); ++i) {
+    const bool on_separator = ids[static_cast<size_t>(i)] == 1;
+    if (on_separator) last_separator = i;
+    const int64_t start = on_separator ? 0 : last_separator + 1;
+    for (int64_t j = 0; j <= i; ++j) {
+      const float v = map[i][j].item<float>();
+      if (j >= start) EXPECT_NEAR(v, 1.0f, 1e-4) << "query " << i << " key " << j;
+      else EXPECT_LT(v, 1e-3f) << "query " << i << " key " << j;
+    }
+  }
+  // What it counts: the separator's mean gate is 1, every other token's 0.
+  const auto& c = *r.cope;
+  for (size_t t = 0; t < c.token_ids.size(); ++t)
+    EXPECT_NEAR(c.mean_gate_per_token[0][0][static_cast<int64_t>(t)].item<float>(),
+                c.token_ids[t] == 1 ? 1.0f : 0.0f, 1e-4) << "token " << c.token_ids[t];
+}
+
 TEST(HeadMetrics, HandMadePatterns) {
   const int64_t T = 4;
   const auto allowed = torch::tril(torch::ones({T, T}, torch::kBool));
