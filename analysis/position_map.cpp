@@ -28,6 +28,27 @@ at::Tensor stacked(const RunResult& run, HookKind kind, int64_t n_layers) {
   return torch::stack(out);
 }
 
+/// The capture of `point` moved out of `run` (batch 0), so that it is freed once used: at 4096
+/// tokens one hook of every layer is GBs, and keeping the captures beside what is made of them
+/// doubled the peak.
+at::Tensor take(RunResult& run, const HookPoint& point) {
+  at::Tensor out;
+  for (auto& [p, tensor] : run.captures.tensors)
+    if (p == point) std::swap(out, tensor);
+  if (!out.defined()) throw Error("internal: hook " + point.name() + " not captured");
+  return out[0];
+}
+
+/// [layer, head, q, k] float32 from `make(layer, head)` ([q, k] each), filled one head at a
+/// time so that temporaries stay one head's size.
+at::Tensor per_head(int64_t n_layers, int64_t n_heads, int64_t T,
+                    const std::function<at::Tensor(int64_t, int64_t)>& make) {
+  auto out = torch::empty({n_layers, n_heads, T, T});
+  for (int64_t l = 0; l < n_layers; ++l)
+    for (int64_t h = 0; h < n_heads; ++h) out[l][h].copy_(make(l, h));
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> position_methods(const LoadedModel& loaded, int64_t T) {
@@ -119,22 +140,31 @@ PositionMapResult position_map(const LoadedModel& loaded, const std::vector<int6
   const bool rotary = pe.rotary_info(T).has_value() && T >= 2;
   const bool absolute = method == "absolute";
 
-  std::vector<std::string> hooks = {"blocks.*.attn.hook_pattern", "blocks.*.attn.hook_attn_scores"};
+  std::vector<std::string> hooks = {"blocks.*.attn.hook_pattern"};
   if (additive) hooks.push_back("blocks.*.attn.hook_pos_scores");
   if (cope) hooks.push_back("blocks.*.attn.hook_cope_gates");
   if (absolute) hooks.insert(hooks.end(), {"hook_embed", "hook_pos_embed"});
-  const auto run = run_model(loaded, ids, CaptureSpec(hooks), [&](int done, int total) {
+  auto run = run_model(loaded, ids, CaptureSpec(hooks), [&](int done, int total) {
     return !progress || progress(done, total);
   });
   c10::InferenceMode guard;
   const auto allowed = allowed_keys(cfg, T, torch::kCPU);
-  const auto layers = [&](HookKind kind) { return stacked(run, kind, cfg.n_layers); };
 
   r.ids = run.ids;
   r.labels = run.labels;
-  r.pattern = row_max_normalised(layers(HookKind::Pattern));
-  r.logits = layers(HookKind::AttnScores);
-  if (additive) r.position_terms = layers(HookKind::PosScores);
+  {
+    at::Tensor layer;  // the capture being consumed, freed when the next layer starts
+    r.pattern = per_head(cfg.n_layers, cfg.n_heads, T, [&](int64_t l, int64_t h) {
+      if (h == 0) layer = take(run, {HookKind::Pattern, static_cast<int>(l)});
+      return row_max_normalised(layer[h]);
+    });
+    if (cope)
+      r.cope = cope_counting(per_head(cfg.n_layers, cfg.n_heads, T, [&](int64_t l, int64_t h) {
+                               if (h == 0) layer = take(run, {HookKind::CopeGates, static_cast<int>(l)});
+                               return layer[h];
+                             }),
+                             allowed, r.ids);
+  }
 
   // The rotary part by distance, [layer, head, T] indexed by distance d = i − j.
   at::Tensor rotary_by_distance;
@@ -150,22 +180,28 @@ PositionMapResult position_map(const LoadedModel& loaded, const std::vector<int6
     rotary_by_distance = by_key.flip(-1);  // key T−1−d is at distance d from the last query
   }
 
-  std::vector<at::Tensor> maps;
-  for (int l = 0; l < cfg.n_layers; ++l) {
-    at::Tensor logits;  // [head, q, k]
-    if (additive) {
-      logits = r.position_terms[l];
-      if (rotary) logits = logits + distance_map(rotary_by_distance[l], T);
-    } else if (rotary) {
-      logits = distance_map(rotary_by_distance[l], T);
-    } else if (absolute) {
-      logits = model.qk_logits(l, run.captures.find({HookKind::PosEmbed, -1})).to(torch::kCPU)[0];
-    } else {
-      logits = torch::zeros({cfg.n_heads, T, T});
+  const auto pos_embed = absolute ? run.captures.find({HookKind::PosEmbed, -1}) : at::Tensor();
+  at::Tensor layer_logits;  // [head, q, k] of the layer being mapped
+  r.position_map = per_head(cfg.n_layers, cfg.n_heads, T, [&](int64_t l, int64_t h) {
+    if (h == 0) {
+      if (additive)
+        layer_logits = take(run, {HookKind::PosScores, static_cast<int>(l)});  // freed once used
+      else if (absolute)
+        layer_logits = model.qk_logits(static_cast<int>(l), pos_embed).to(torch::kCPU)[0];
     }
-    maps.push_back(row_normalised_softmax(logits, allowed));
-  }
-  r.position_map = torch::stack(maps);
+    at::Tensor logits;  // [q, k]
+    if (additive) {
+      logits = layer_logits[h];
+      if (rotary) logits = logits + distance_map(rotary_by_distance[l].slice(0, h, h + 1), T)[0];
+    } else if (rotary) {
+      logits = distance_map(rotary_by_distance[l].slice(0, h, h + 1), T)[0];
+    } else if (absolute) {
+      logits = layer_logits[h];
+    } else {
+      logits = torch::zeros({T, T});
+    }
+    return row_normalised_softmax(logits, allowed);
+  });
 
   const std::string& m = method;
   r.explanation =
@@ -185,7 +221,6 @@ PositionMapResult position_map(const LoadedModel& loaded, const std::vector<int6
                 ", softmax over allowed keys";
   r.explanation += "; each row scaled to max 1";
 
-  if (cope) r.cope = cope_counting(layers(HookKind::CopeGates), allowed, r.ids);
   if (absolute)
     r.absolute = absolute_terms(model, run.captures.find({HookKind::Embed, -1})[0],
                                 run.captures.find({HookKind::PosEmbed, -1})[0]);

@@ -51,11 +51,11 @@ struct PositionMapResult {
   std::string explanation;           ///< one line for the view: what the map is for this model
   std::optional<CopeCounting> cope;
   std::optional<AbsoluteTerms> absolute;  ///< layer 0, absolute models
-  /// Captured on the way (head_metrics.h): logits and position terms, [layer, head, q, k].
-  at::Tensor logits, position_terms;
 };
 
-/// Runs `model` on `ids` (a batch of one) and builds the maps. `progress(done, total)` counts
+/// Runs `model` on `ids` (a batch of one) and builds the maps. Memory: the pattern and the map,
+/// 2 × 4·L·H·T² bytes, plus one hook's captures while they are consumed layer by layer (CoPE:
+/// the gates too). `progress(done, total)` counts
 /// layers of the forward and samples of the probe; false cancels (poslens::Cancelled).
 /// Throws poslens::Error for bad ids.
 PositionMapResult position_map(const LoadedModel& model, const std::vector<int64_t>& ids,

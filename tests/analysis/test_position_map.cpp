@@ -36,6 +36,16 @@ LoadedModel loaded(const ModelConfig& config, uint64_t seed) {
 
 const std::vector<int64_t> kIds = {0, 3, 7, 3, 9, 12, 3, 5};
 
+/// `hook` (a hook of every layer) of `model` on kIds, batch 0, stacked: [layer, head, q, k].
+at::Tensor captured(const LoadedModel& model, const std::string& hook, HookKind kind) {
+  c10::InferenceMode guard;
+  Captures caps;
+  model.model->forward(torch::tensor(kIds).unsqueeze(0), CaptureSpec({hook}), &caps);
+  std::vector<at::Tensor> layers;
+  for (int l = 0; l < model.model->config().n_layers; ++l) layers.push_back(caps.find({kind, l})[0]);
+  return torch::stack(layers);
+}
+
 TEST(PositionMap, AlibiMatchesTheClosedForm) {
   const auto model = loaded(config_with(R"([{"type": "alibi"}])"), 1);
   const auto r = position_map(model, kIds);
@@ -93,8 +103,9 @@ TEST(PositionMap, AbsoluteTermsSumToTheLayerZeroLogits) {
     const auto& a = *r.absolute;
     const auto sum = a.token_token + a.token_position + a.position_token + a.position_position + a.bias;
     const auto allowed = allowed_keys(model.model->config(), 8, torch::kCPU);
-    const auto diff = (sum - r.logits[0]).abs().masked_select(allowed.expand_as(sum)).max().item<double>();
-    EXPECT_LT(diff, 1e-4 * r.logits[0].masked_select(allowed.expand_as(sum)).abs().max().item<double>());
+    const auto logits = captured(model, "blocks.*.attn.hook_attn_scores", HookKind::AttnScores)[0];
+    const auto diff = (sum - logits).abs().masked_select(allowed.expand_as(sum)).max().item<double>();
+    EXPECT_LT(diff, 1e-4 * logits.masked_select(allowed.expand_as(sum)).abs().max().item<double>());
     // Layer 0's position-only logits: the position embeddings alone through its norm and q/k.
     c10::InferenceMode guard;
     Captures caps;
@@ -122,8 +133,9 @@ TEST(PositionMap, CopeModelsGetTheirTermAndCounting) {
   ASSERT_TRUE(r.cope.has_value());
   EXPECT_EQ(r.cope->token_ids.size(), 6u);  // 0 3 7 9 12 5
   EXPECT_EQ(r.cope->token_counts[1], 3);    // token 3 three times
+  const auto terms = captured(model, "blocks.*.attn.hook_pos_scores", HookKind::PosScores);
   EXPECT_TRUE(torch::allclose(r.position_map,
-                              row_normalised_softmax(r.position_terms, allowed_keys(model.model->config(), 8, torch::kCPU))));
+                              row_normalised_softmax(terms, allowed_keys(model.model->config(), 8, torch::kCPU))));
 }
 
 TEST(PositionMap, CopeGatesOnlyOnASeparatorPeakOnTheLastSegment) {
