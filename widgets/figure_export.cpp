@@ -5,9 +5,14 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QImage>
+#include <QPageSize>
+#include <QPdfWriter>
+#include <QWidget>
 #include <QSvgGenerator>
 #include <QUuid>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace poslens {
@@ -97,6 +102,92 @@ bool exportPlot(QCustomPlot& plot, const QString& path, FigureFormat format, int
         break;
     }
     return plot.savePng(tmp, width, height);
+  }, error);
+}
+
+namespace {
+
+/// Runs `paint` on a painter for `format` into `tmp` (a `width` x `height` page or image).
+bool paintTo(const QString& tmp, FigureFormat format, int width, int height, const QString& title,
+             const std::function<void(QCPPainter&)>& paint) {
+  QCPPainter painter;
+  switch (format) {
+    case FigureFormat::Svg: {
+      QSvgGenerator generator;
+      generator.setFileName(tmp);
+      generator.setSize(QSize(width, height));
+      generator.setViewBox(QRect(0, 0, width, height));
+      generator.setTitle(title);
+      generator.setDescription(QStringLiteral("PosLens"));
+      if (!painter.begin(&generator)) return false;
+      paint(painter);
+      return painter.end();
+    }
+    case FigureFormat::Pdf: {
+      QPdfWriter writer(tmp);
+      writer.setCreator(QStringLiteral("PosLens"));
+      writer.setTitle(title);
+      writer.setPageSize(QPageSize(QSizeF(width, height), QPageSize::Point));
+      writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+      writer.setResolution(72);  // one point per pixel of the layout
+      if (!painter.begin(&writer)) return false;
+      paint(painter);
+      return painter.end();
+    }
+    case FigureFormat::Png:
+      break;
+  }
+  QImage image(width, height, QImage::Format_ARGB32);
+  image.fill(Qt::white);
+  if (!painter.begin(&image)) return false;
+  paint(painter);
+  painter.end();
+  return image.save(tmp, "PNG");
+}
+
+}  // namespace
+
+bool exportPlotsSideBySide(const std::vector<QCustomPlot*>& plots, const QString& path,
+                           FigureFormat format, int width, int height, const QString& title,
+                           QString* error) {
+  const QString kind = figureSuffix(format).toUpper();
+  if (plots.empty()) {
+    if (error) *error = QObject::tr("Cannot export %1 '%2': nothing to draw").arg(kind, path);
+    return false;
+  }
+  if (width <= 0 || height <= 0) {
+    const bool laid_out = plots.front()->width() >= 100 && plots.front()->height() >= 100;
+    width = laid_out ? plots.front()->width() : 800;
+    height = laid_out ? plots.front()->height() : 700;
+  }
+  const int total = width * static_cast<int>(plots.size());
+  return writeAtomically(path, kind, [&](const QString& tmp) {
+    return paintTo(tmp, format, total, height, title, [&](QCPPainter& painter) {
+      for (QCustomPlot* plot : plots) {
+        plot->toPainter(&painter, width, height);
+        painter.translate(width, 0);
+      }
+    });
+  }, error);
+}
+
+bool exportWidget(QWidget& widget, const QString& path, FigureFormat format, const QString& title,
+                  QString* error) {
+  const int width = std::max(widget.width(), 100), height = std::max(widget.height(), 100);
+  return writeAtomically(path, figureSuffix(format).toUpper(), [&](const QString& tmp) {
+    return paintTo(tmp, format, width, height, title, [&](QCPPainter& painter) {
+      widget.render(&painter, QPoint(), QRegion(), QWidget::DrawChildren);
+    });
+  }, error);
+}
+
+bool writeTextAtomically(const QString& path, const QString& kind, const QString& text,
+                         QString* error) {
+  return writeAtomically(path, kind, [&](const QString& tmp) {
+    QFile file(tmp);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+    const QByteArray bytes = text.toUtf8();
+    return file.write(bytes) == bytes.size() && file.flush();
   }, error);
 }
 

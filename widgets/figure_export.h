@@ -6,8 +6,10 @@
 #include <QString>
 
 #include <functional>
+#include <vector>
 
 class QCustomPlot;
+class QWidget;
 
 namespace poslens {
 
@@ -32,5 +34,21 @@ bool writeAtomically(const QString& path, const QString& kind,
 /// into the PDF/SVG metadata. Same failure contract as writeAtomically().
 bool exportPlot(QCustomPlot& plot, const QString& path, FigureFormat format, int width,
                 int height, const QString& title, QString* error);
+
+/// Writes `plots` side by side (left to right, each `width` x `height`, 0 = the first plot's
+/// current size) as one figure in `format`: vector in PDF and SVG, as exportPlot(). Used for
+/// linked views (pattern | position-only map). Same failure contract as writeAtomically().
+bool exportPlotsSideBySide(const std::vector<QCustomPlot*>& plots, const QString& path,
+                           FigureFormat format, int width, int height, const QString& title,
+                           QString* error);
+
+/// Writes a widget that paints itself (the head grid) as `format` at its current size, through
+/// QWidget::render (PDF and SVG keep its drawing commands). Same failure contract.
+bool exportWidget(QWidget& widget, const QString& path, FigureFormat format, const QString& title,
+                  QString* error);
+
+/// Writes `text` (UTF-8) to `path` atomically; `kind` names the format in messages ("CSV").
+bool writeTextAtomically(const QString& path, const QString& kind, const QString& text,
+                         QString* error);
 
 }  // namespace poslens

@@ -340,4 +340,53 @@ bool HeatmapView::exportPdf(const QString& path, QString* error, int width, int 
   return exportFigure(path, FigureFormat::Pdf, error, width, height);
 }
 
+namespace {
+
+/// One CSV field: quoted (with doubled quotes) when it holds a separator, quote or line break.
+QString csvField(const QString& text) {
+  if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) &&
+      !text.contains(QLatin1Char('\n')) && !text.contains(QLatin1Char('\r')))
+    return text;
+  return QLatin1Char('"') + QString(text).replace(QLatin1String("\""), QLatin1String("\"\"")) +
+         QLatin1Char('"');
+}
+
+/// "position:token" of cell `index` of an axis with `cells` cells over `source` positions (a
+/// pooled cell is named by its block's first position).
+QString axisName(int64_t index, int64_t cells, int64_t source, const std::vector<std::string>& labels) {
+  const int64_t position = sourceBlock(index, cells, source).first;
+  QString name = QString::number(position);
+  if (position < static_cast<int64_t>(labels.size()))
+    name += QLatin1Char(':') + QString::fromStdString(labels[static_cast<size_t>(position)]);
+  return csvField(name);
+}
+
+}  // namespace
+
+QString HeatmapView::csv() const {
+  if (!has_data_) return {};
+  QString out = QStringLiteral("query \\ key");
+  for (int64_t c = 0; c < data_.cols; ++c)
+    out += QLatin1Char(',') + axisName(c, data_.cols, data_.source_cols, data_.col_labels);
+  out += QLatin1Char('\n');
+  for (int64_t r = 0; r < data_.rows; ++r) {
+    out += axisName(r, data_.rows, data_.source_rows, data_.row_labels);
+    for (int64_t c = 0; c < data_.cols; ++c) {
+      out += QLatin1Char(',');
+      const float v = data_.at(r, c);
+      if (std::isfinite(v)) out += QString::number(v, 'g', 7);
+    }
+    out += QLatin1Char('\n');
+  }
+  return out;
+}
+
+bool HeatmapView::exportCsv(const QString& path, QString* error) const {
+  if (!has_data_) {
+    if (error) *error = tr("Cannot export CSV '%1': no heatmap is shown").arg(path);
+    return false;
+  }
+  return writeTextAtomically(path, QStringLiteral("CSV"), csv(), error);
+}
+
 }  // namespace poslens

@@ -82,6 +82,17 @@ class HeatmapView : public QWidget {
   /// exportFigure() as a vector PDF page.
   bool exportPdf(const QString& path, QString* error, int width = 0, int height = 0);
 
+  /// The map shown as CSV text: a header row `query \ key` then one column per key, one row per
+  /// query, each row and column named `position:token` (the block's first position when
+  /// pooled); masked cells are empty. Empty text when nothing is shown.
+  QString csv() const;
+  /// Writes csv() to `path` atomically; false with `*error` set when nothing is shown or
+  /// writing fails.
+  bool exportCsv(const QString& path, QString* error) const;
+
+  /// The plot itself, for figures that put several views side by side (figure_export.h).
+  QCustomPlot* plot() const { return plot_; }
+
   // --- Inspection (tests, screenshots, the main window's status bar) -----------------------
 
   /// Tick labels drawn on the key (x) / query (y) axis at the last replot, in axis order.

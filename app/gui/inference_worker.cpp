@@ -378,13 +378,17 @@ void InferenceWorker::positions(const JobTicket& job, const RunInput& input, int
     if (r.cope) {
       const auto gates = r.cope->mean_gate_per_token[layer][head];
       const auto order = gates.argsort(0, /*descending=*/true);
-      for (int64_t i = 0; i < std::min<int64_t>(order.size(0), 12); ++i) {
+      for (int64_t i = 0; i < order.size(0); ++i) {
         const int64_t t = order[i].item<int64_t>();
-        view.counted << QStringLiteral("%1   %2   ×%3")
-                            .arg(QString::fromStdString(display_label(
-                                token_labels(loaded, {r.cope->token_ids[static_cast<size_t>(t)]})[0])))
-                            .arg(gates[t].item<float>(), 0, 'f', 2)
-                            .arg(r.cope->token_counts[static_cast<size_t>(t)]);
+        const int64_t id = r.cope->token_ids[static_cast<size_t>(t)];
+        CountedToken c;
+        c.token = QString::fromStdString(display_label(token_labels(loaded, {id})[0]));
+        c.id = static_cast<int>(id);
+        c.mean_gate = gates[t].item<float>();
+        c.count = static_cast<int>(r.cope->token_counts[static_cast<size_t>(t)]);
+        if (i < 12)
+          view.counted << QStringLiteral("%1   %2   ×%3").arg(c.token).arg(c.mean_gate, 0, 'f', 2).arg(c.count);
+        view.counted_tokens.push_back(c);
       }
     }
     if (job.cancelled()) throw Cancelled();

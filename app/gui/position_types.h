@@ -11,6 +11,14 @@
 
 namespace poslens::gui {
 
+/// One token type a CoPE head counts (analysis/position_map.h CopeCounting).
+struct CountedToken {
+  QString token;  ///< display text
+  int id = -1;
+  double mean_gate = 0;
+  int count = 0;  ///< occurrences in the input
+};
+
 struct PositionView {
   int layer = 0;
   int head = 0;
@@ -18,7 +26,8 @@ struct PositionView {
   HeatmapData position;  ///< the position-only map, each row scaled to max 1
   QString method;        ///< "additive", "cope", "rotary", "absolute", "uniform", ...
   QString explanation;   ///< one line: what the map is for this model
-  QStringList counted;   ///< CoPE: tokens by mean gate, "token  gate  ×count", highest first
+  QStringList counted;   ///< CoPE: the top tokens by mean gate, "token  gate  ×count"
+  std::vector<CountedToken> counted_tokens;  ///< CoPE: every token type, highest gate first
   /// Absolute models, layer 0: the logit decomposition (analysis/absolute_terms.h), in the
   /// order token–token, token–position, position–token, position–position, bias.
   std::vector<HeatmapData> absolute_terms;

@@ -2,6 +2,7 @@
 // worker, with progress and Cancel), read the curves, compare the run folder's checkpoints,
 // export the figure and its data. Offscreen Qt, the real worker thread and models.
 #include <QCheckBox>
+#include <QImage>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -196,6 +197,39 @@ TEST_F(FrequenciesWindow, PositionMapPanelShowsBothMapsLinkedAndFollowsTheHead) 
   ASSERT_TRUE(arrived(ready, 30000, 2));
   EXPECT_EQ(ready.at(1).at(0).value<PositionView>().head, 2);
   EXPECT_EQ(positions->positionView()->heatmap().layer, 1);
+
+  // Export: both views side by side, and the maps as CSV (one row per visible cell) with the
+  // counted tokens beside them.
+  const auto dir = std::filesystem::temp_directory_path() / "poslens_position_export";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  QString error;
+  for (const char* name : {"pm.png", "pm.pdf", "pm.svg"}) {
+    const auto path = dir / name;
+    ASSERT_TRUE(positions->exportFigure(QString::fromStdString(path.string()),
+                                        figureFormatForPath(name), &error)) << error.toStdString();
+    EXPECT_GT(std::filesystem::file_size(path), 1000u) << name;
+  }
+  QImage png(QString::fromStdString((dir / "pm.png").string()));
+  EXPECT_EQ(png.width(), 2400) << "two 1200-pixel views side by side";
+  QStringList written;
+  ASSERT_TRUE(positions->exportData(QString::fromStdString((dir / "pm.csv").string()), &written, &error))
+      << error.toStdString();
+  ASSERT_EQ(written.size(), 2);
+  std::ifstream csv(dir / "pm.csv");
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "layer,head,q_pos,k_pos,query_token,key_token,pattern,position_only");
+  int rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  EXPECT_EQ(rows, 28 * 29 / 2) << "every causal (query, key) cell once";
+  std::ifstream counted(dir / "pm-counted.csv");
+  std::getline(counted, header);
+  EXPECT_EQ(header, "rank,token,id,mean_gate,count");
+  int types = 0;
+  while (std::getline(counted, line)) ++types;
+  EXPECT_EQ(types, static_cast<int>(ready.at(1).at(0).value<PositionView>().counted_tokens.size()));
+  EXPECT_GT(types, 10);
 }
 
 TEST_F(FrequenciesWindow, HeadGridColouredByAMetricWithARanking) {
@@ -218,6 +252,37 @@ TEST_F(FrequenciesWindow, HeadGridColouredByAMetricWithARanking) {
   const auto [lo, hi] = heads->grid()->metricRange();
   EXPECT_GT(lo, 0.0) << "CoPE: the position term makes part of every head's logits";
   EXPECT_LE(hi, 1.0 + 1e-9);
+  // Sorted both ways, and filtered by a threshold (the others greyed in the grid).
+  const auto share = m.metric(4);
+  auto ranked = heads->rankedHeads();
+  ASSERT_EQ(ranked.size(), 8u);
+  for (size_t i = 1; i < ranked.size(); ++i) EXPECT_GE(share[ranked[i - 1]], share[ranked[i]]);
+  heads->setSortDescending(false);
+  ranked = heads->rankedHeads();
+  for (size_t i = 1; i < ranked.size(); ++i) EXPECT_LE(share[ranked[i - 1]], share[ranked[i]]);
+  heads->setSortDescending(true);
+  const double median = (lo + hi) / 2;
+  heads->setFilter(median);
+  ranked = heads->rankedHeads();
+  size_t above = 0;
+  for (double v : share) above += v >= median;
+  EXPECT_EQ(ranked.size(), above);
+  for (int i : ranked) EXPECT_GE(share[i], median);
+  heads->setFilter(std::nullopt);
+  EXPECT_EQ(heads->rankedHeads().size(), 8u);
+  const auto csv = std::filesystem::temp_directory_path() / "poslens_heads.csv";
+  QString error;
+  ASSERT_TRUE(heads->exportMetricsCsv(QString::fromStdString(csv.string()), &error)) << error.toStdString();
+  std::ifstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header, "layer,head,entropy,mean_distance,sink,previous_token,position_share");
+  int rows = 0;
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, 8);
+  const auto grid_png = std::filesystem::temp_directory_path() / "poslens_heads.svg";
+  ASSERT_TRUE(heads->exportGrid(QString::fromStdString(grid_png.string()), FigureFormat::Svg, &error))
+      << error.toStdString();
   heads->colourBy(-1);
   EXPECT_TRUE(heads->grid()->metricName().isEmpty());
 }

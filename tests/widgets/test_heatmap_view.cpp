@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "sample_heatmaps.h"
+#include "widgets/figure_export.h"
 #include "widgets/heatmap_view.h"
 
 namespace poslens {
@@ -325,6 +326,54 @@ TEST_F(HeatmapViewTest, ZoomIsAnnouncedAndFollowedWithoutEcho) {
   other.showHover(3, 2);
   EXPECT_FALSE(other.hoverText().isEmpty());
   EXPECT_EQ(hovered.count(), 0);
+}
+
+TEST_F(HeatmapViewTest, CsvHasOneNamedRowPerQueryAndEmptyMaskedCells) {
+  HeatmapData d;
+  d.rows = d.cols = d.source_rows = d.source_cols = 2;
+  d.values = {1.0f, NAN, 0.25f, 0.5f};
+  d.row_labels = d.col_labels = {"a,b", "c"};
+  show(d);
+  EXPECT_EQ(view.csv(), QStringLiteral("query \\ key,\"0:a,b\",1:c\n\"0:a,b\",1,\n1:c,0.25,0.5\n"));
+  // Pooled: rows and columns are named by their block's first source position.
+  show(test_data::pooledMap(300, 100));
+  const QStringList lines = view.csv().split('\n', Qt::SkipEmptyParts);
+  ASSERT_EQ(lines.size(), 101);
+  EXPECT_TRUE(lines[0].startsWith(QStringLiteral("query \\ key,0:t0,3:t3,6:t6,"))) << lines[0].toStdString();
+  EXPECT_TRUE(lines[2].startsWith(QStringLiteral("3:t3,"))) << lines[2].toStdString();
+  const auto path = QDir::temp().filePath("poslens_heatmap.csv");
+  QString error;
+  ASSERT_TRUE(view.exportCsv(path, &error)) << error.toStdString();
+  QFile file(path);
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  EXPECT_EQ(QString::fromUtf8(file.readAll()), view.csv());
+  view.clear();
+  EXPECT_FALSE(view.exportCsv(path, &error));
+  EXPECT_TRUE(error.contains("no heatmap")) << error.toStdString();
+}
+
+TEST_F(HeatmapViewTest, TwoViewsExportSideBySide) {
+  show(causalPattern(storyTokens()));
+  HeatmapView other;
+  other.resize(720, 640);
+  other.setHeatmap(causalPattern(storyTokens()));
+  const QDir dir = QDir::temp();
+  QString error;
+  const auto png = dir.filePath("poslens_side_by_side.png");
+  ASSERT_TRUE(exportPlotsSideBySide({view.plot(), other.plot()}, png, FigureFormat::Png, 500, 400,
+                                    "pair", &error)) << error.toStdString();
+  const QImage image(png);
+  EXPECT_EQ(image.size(), QSize(1000, 400));
+  // Both halves are drawn (not white): the map's cells sit near each half's centre.
+  EXPECT_NE(image.pixel(250, 200), qRgb(255, 255, 255));
+  EXPECT_NE(image.pixel(750, 200), qRgb(255, 255, 255));
+  for (const char* name : {"poslens_side_by_side.pdf", "poslens_side_by_side.svg"}) {
+    const auto path = dir.filePath(name);
+    ASSERT_TRUE(exportPlotsSideBySide({view.plot(), other.plot()}, path, figureFormatForPath(path),
+                                      500, 400, "pair", &error)) << error.toStdString();
+    EXPECT_GT(QFileInfo(path).size(), 1000) << name;
+  }
+  EXPECT_FALSE(exportPlotsSideBySide({}, png, FigureFormat::Png, 500, 400, "none", &error));
 }
 
 }  // namespace

@@ -1,7 +1,14 @@
 #include "app/gui/panels/heads_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
+#include <QHBoxLayout>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QLabel>
 #include <QListWidget>
 #include <QSignalBlocker>
@@ -12,6 +19,7 @@
 
 #include "app/gui/session.h"
 #include "app/gui/view_names.h"
+#include "widgets/figure_export.h"
 #include "widgets/head_grid.h"
 
 namespace poslens::gui {
@@ -42,6 +50,34 @@ HeadsPanel::HeadsPanel(Session& session) : Panel(session) {
   legend_->setVisible(false);
   layout->addWidget(legend_);
   layout->addWidget(grid_, 3);
+  auto* filter_row = new QHBoxLayout;
+  filter_row->setContentsMargins(8, 0, 8, 0);
+  order_ = new QComboBox;
+  order_->addItems({tr("highest first"), tr("lowest first")});
+  order_->setToolTip(tr("Order of the ranking below"));
+  only_ = new QCheckBox(tr("only ≥"));
+  only_->setToolTip(tr("Keep only heads at or beyond the threshold (≥ when highest first, ≤ "
+                       "when lowest first); the others are greyed in the grid"));
+  threshold_ = new QDoubleSpinBox;
+  threshold_->setRange(-1e6, 1e6);
+  threshold_->setDecimals(3);
+  threshold_->setSingleStep(0.05);
+  threshold_->setValue(0.5);
+  export_ = new QPushButton(tr("Export…"));
+  export_->setToolTip(tr("The grid as PNG/PDF/SVG, or every metric of every head as CSV"));
+  filter_row->addWidget(order_);
+  filter_row->addWidget(only_);
+  filter_row->addWidget(threshold_, 1);
+  filter_row->addWidget(export_);
+  layout->addLayout(filter_row);
+  for (QWidget* w : std::initializer_list<QWidget*>{order_, only_, threshold_}) w->setVisible(false);
+  connect(order_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    only_->setText(i == 0 ? tr("only ≥") : tr("only ≤"));
+    showMetric();
+  });
+  connect(only_, &QCheckBox::toggled, this, [this] { showMetric(); });
+  connect(threshold_, &QDoubleSpinBox::valueChanged, this, [this] { showMetric(); });
+  connect(export_, &QPushButton::clicked, this, &HeadsPanel::exportDialog);
   ranking_ = new QListWidget;
   ranking_->setToolTip(tr("Heads ranked by the metric; click one to select it"));
   ranking_->setVisible(false);
@@ -94,6 +130,7 @@ void HeadsPanel::colourBy(int index) {
     grid_->setMetric({}, {});
     legend_->setVisible(false);
     ranking_->setVisible(false);
+    for (QWidget* w : std::initializer_list<QWidget*>{order_, only_, threshold_}) w->setVisible(false);
     return;
   }
   if (!metrics_) {
@@ -107,19 +144,30 @@ void HeadsPanel::showMetric() {
   const int m = colour_->currentIndex() - 1;
   if (!metrics_ || m < 0 || m >= metrics_->names.size()) return;
   const auto values = metrics_->metric(m);
-  grid_->setMetric(colour_->currentText(), values);
+  const bool descending = order_->currentIndex() == 0;
+  auto kept = [&](double v) {
+    if (std::isnan(v)) return false;
+    if (!only_->isChecked()) return true;
+    return descending ? v >= threshold_->value() : v <= threshold_->value();
+  };
+  auto shown = values;  // filtered-out heads are drawn grey (no value)
+  for (auto& v : shown)
+    if (!kept(v)) v = std::nan("");
+  grid_->setMetric(colour_->currentText(), shown);
   const auto [lo, hi] = grid_->metricRange();
-  legend_->setText(tr("%1: dark %2 … bright %3 (grey: none for this model)")
+  legend_->setText(tr("%1: dark %2 … bright %3 (grey: %4)")
                        .arg(colour_->currentText())
                        .arg(lo, 0, 'g', 3)
-                       .arg(hi, 0, 'g', 3));
+                       .arg(hi, 0, 'g', 3)
+                       .arg(only_->isChecked() ? tr("filtered out or none") : tr("none for this model")));
   legend_->setVisible(true);
-  std::vector<int> order(values.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::vector<int> order;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!only_->isChecked() || kept(values[i])) order.push_back(static_cast<int>(i));
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    const double x = std::isnan(values[a]) ? -1e300 : values[a];
-    const double y = std::isnan(values[b]) ? -1e300 : values[b];
-    return x > y;
+    const double x = values[a], y = values[b];
+    if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);  // NaN last
+    return descending ? x > y : x < y;
   });
   ranking_->clear();
   for (int i : order) {
@@ -131,6 +179,64 @@ void HeadsPanel::showMetric() {
     ranking_->addItem(item);
   }
   ranking_->setVisible(true);
+  for (QWidget* w : std::initializer_list<QWidget*>{order_, only_, threshold_}) w->setVisible(true);
+}
+
+void HeadsPanel::setSortDescending(bool descending) { order_->setCurrentIndex(descending ? 0 : 1); }
+
+void HeadsPanel::setFilter(std::optional<double> threshold) {
+  const QSignalBlocker quiet(threshold_);
+  if (threshold) threshold_->setValue(*threshold);
+  only_->setChecked(threshold.has_value());
+  showMetric();
+}
+
+std::vector<int> HeadsPanel::rankedHeads() const {
+  std::vector<int> out;
+  for (int i = 0; i < ranking_->count(); ++i) out.push_back(ranking_->item(i)->data(Qt::UserRole).toInt());
+  return out;
+}
+
+bool HeadsPanel::exportMetricsCsv(const QString& path, QString* error) const {
+  if (!metrics_) {
+    if (error) *error = tr("No head metrics yet: choose a metric under Colour first");
+    return false;
+  }
+  QString text = QStringLiteral("layer,head");
+  for (const auto& name : metrics_->names) text += QLatin1Char(',') + name;
+  text += QLatin1Char('\n');
+  for (int i = 0; i < metrics_->n_layers * metrics_->n_heads; ++i) {
+    text += QStringLiteral("%1,%2").arg(i / metrics_->n_heads).arg(i % metrics_->n_heads);
+    for (int m = 0; m < metrics_->names.size(); ++m) {
+      const double v = metrics_->values[static_cast<size_t>(i * metrics_->names.size() + m)];
+      text += QLatin1Char(',') + (std::isnan(v) ? QString() : QString::number(v, 'g', 9));
+    }
+    text += QLatin1Char('\n');
+  }
+  return writeTextAtomically(path, QStringLiteral("CSV"), text, error);
+}
+
+bool HeadsPanel::exportGrid(const QString& path, FigureFormat format, QString* error) const {
+  if (grid_->layerCount() == 0) {
+    if (error) *error = tr("Nothing to export: run the model first");
+    return false;
+  }
+  return exportWidget(*grid_, path, format, tr("PosLens head grid"), error);
+}
+
+void HeadsPanel::exportDialog() {
+  QString filter;
+  QString path = QFileDialog::getSaveFileName(
+      widget_, tr("Export head grid or metrics"), QStringLiteral("heads.csv"),
+      tr("CSV metrics (*.csv);;PNG image (*.png);;PDF (*.pdf);;SVG (*.svg)"), &filter);
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty())
+    path += filter.mid(filter.indexOf(QStringLiteral("*.")) + 1).chopped(1);
+  QString error;
+  const bool ok = path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive)
+                      ? exportMetricsCsv(path, &error)
+                      : exportGrid(path, figureFormatForPath(path), &error);
+  if (!ok) QMessageBox::critical(widget_, tr("Export failed"), error);
 }
 
 }  // namespace poslens::gui

@@ -1,7 +1,11 @@
 #include "app/gui/panels/position_map_panel.h"
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QDir>
+#include <QFileInfo>
 #include <QHBoxLayout>
+#include <QMessageBox>
 #include <QSignalBlocker>
 #include <QLabel>
 #include <QListWidget>
@@ -9,8 +13,12 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include <cmath>
+
 #include "app/gui/session.h"
+#include "widgets/figure_export.h"
 #include "widgets/heatmap_view.h"
+#include "widgets/token_axis.h"
 
 namespace poslens::gui {
 
@@ -30,7 +38,11 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
   right_->setToolTip(tr("Absolute positions, layer 0: the logits split into four terms (and "
                         "the biases) that sum to them (Ke et al. 2020)"));
   right_->setVisible(false);
+  export_ = new QPushButton(tr("Export…"));
+  export_->setToolTip(tr("Both views side by side as PNG/PDF/SVG, or the maps as CSV"));
+  export_->setEnabled(false);
   top->addWidget(compute_);
+  top->addWidget(export_);
   top->addWidget(right_);
   top->addWidget(info_, 1);
   layout->addLayout(top);
@@ -56,6 +68,8 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
             [to = to](int query, int key, double) { to->showHover(query, key); });
   }
   connect(compute_, &QPushButton::clicked, this, &PositionMapPanel::compute);
+  connect(export_, &QPushButton::clicked, this, &PositionMapPanel::exportDialog);
+  connect(this, &Panel::figureChanged, this, [this] { export_->setEnabled(hasFigure()); });
   connect(right_, &QComboBox::currentIndexChanged, this, &PositionMapPanel::showRight);
   connect(&session, &Session::headSelected, this, [this](int layer, int head) {
     if (following_ && layer >= 0 && head >= 0) this->session().showPositions(layer, head);
@@ -105,7 +119,94 @@ void PositionMapPanel::compute() {
 bool PositionMapPanel::hasFigure() const { return position_->hasHeatmap(); }
 
 bool PositionMapPanel::exportFigure(const QString& path, FigureFormat format, QString* error) {
-  return position_->exportFigure(path, format, error);
+  if (!hasFigure()) {
+    if (error) *error = tr("Nothing to export: compute the maps first");
+    return false;
+  }
+  const bool png = format == FigureFormat::Png;
+  return exportPlotsSideBySide({pattern_->plot(), position_->plot()}, path, format,
+                               png ? 1200 : 0, png ? 1100 : 0,
+                               tr("L%1 H%2 pattern | %3").arg(shown_.layer).arg(shown_.head)
+                                   .arg(right_->currentText()),
+                               error);
+}
+
+namespace {
+
+QString csvField(QString text) {
+  if (text.contains(QLatin1Char(',')) || text.contains(QLatin1Char('"')) ||
+      text.contains(QLatin1Char('\n')) || text.contains(QLatin1Char('\r')))
+    text = QLatin1Char('"') + text.replace(QLatin1String("\""), QLatin1String("\"\"")) + QLatin1Char('"');
+  return text;
+}
+
+QString label(const std::vector<std::string>& labels, int64_t position) {
+  return position < static_cast<int64_t>(labels.size())
+             ? csvField(QString::fromStdString(labels[static_cast<size_t>(position)]))
+             : QString();
+}
+
+}  // namespace
+
+bool PositionMapPanel::exportData(const QString& path, QStringList* written, QString* error) {
+  if (!hasFigure()) {
+    if (error) *error = tr("Nothing to export: compute the maps first");
+    return false;
+  }
+  const HeatmapData& left = pattern_->heatmap();
+  const HeatmapData& right = position_->heatmap();
+  if (left.rows != right.rows || left.cols != right.cols) {
+    if (error) *error = tr("The two views differ in size; recompute the maps");
+    return false;
+  }
+  QString text = QStringLiteral("layer,head,q_pos,k_pos,query_token,key_token,pattern,%1\n")
+                     .arg(QString(right_->currentText()).replace(QLatin1Char(' '), QLatin1Char('_'))
+                              .replace(QStringLiteral("–"), QStringLiteral("_")));
+  for (int64_t r = 0; r < left.rows; ++r) {
+    const int64_t q = sourceBlock(r, left.rows, left.source_rows).first;
+    for (int64_t c = 0; c < left.cols; ++c) {
+      const float a = left.at(r, c), b = right.at(r, c);
+      if (!std::isfinite(a) && !std::isfinite(b)) continue;  // masked in both
+      const int64_t k = sourceBlock(c, left.cols, left.source_cols).first;
+      text += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8\n")
+                  .arg(shown_.layer).arg(shown_.head).arg(q).arg(k)
+                  .arg(label(left.row_labels, q), label(left.col_labels, k),
+                       std::isfinite(a) ? QString::number(a, 'g', 7) : QString(),
+                       std::isfinite(b) ? QString::number(b, 'g', 7) : QString());
+    }
+  }
+  if (!writeTextAtomically(path, QStringLiteral("CSV"), text, error)) return false;
+  if (written) *written = QStringList{path};
+  if (shown_.counted_tokens.empty()) return true;
+  QString counted = QStringLiteral("rank,token,id,mean_gate,count\n");
+  int rank = 1;
+  for (const auto& t : shown_.counted_tokens)
+    counted += QStringLiteral("%1,%2,%3,%4,%5\n")
+                   .arg(rank++).arg(csvField(t.token)).arg(t.id).arg(t.mean_gate, 0, 'g', 7).arg(t.count);
+  const QFileInfo info(path);
+  const QString counted_path = info.dir().filePath(info.completeBaseName() + "-counted.csv");
+  if (!writeTextAtomically(counted_path, QStringLiteral("CSV"), counted, error)) return false;
+  if (written) written->append(counted_path);
+  return true;
+}
+
+void PositionMapPanel::exportDialog() {
+  if (!hasFigure()) return;
+  QString filter;
+  QString path = QFileDialog::getSaveFileName(
+      widget_, tr("Export pattern | position map"),
+      QStringLiteral("position-map-L%1H%2.png").arg(shown_.layer).arg(shown_.head),
+      tr("PNG image (*.png);;PDF (*.pdf);;SVG (*.svg);;CSV data (*.csv)"), &filter);
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty())  // a name without suffix: the chosen filter's
+    path += filter.mid(filter.indexOf(QStringLiteral("*.")) + 1).chopped(1);
+  QString error;
+  QStringList written;
+  const bool ok = path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive)
+                      ? exportData(path, &written, &error)
+                      : (written = QStringList{path}, exportFigure(path, figureFormatForPath(path), &error));
+  if (ok) info_->setText(tr("Wrote %1").arg(written.join(QStringLiteral(", "))));
+  else QMessageBox::critical(widget_, tr("Export failed"), error);
 }
 
 }  // namespace poslens::gui

@@ -29,8 +29,15 @@ class PositionMapPanel : public Panel {
   QWidget* widget() override { return widget_; }
 
   bool hasFigure() const override;
-  /// Writes the position-only map (the right view) in `format`.
+  /// Writes both views side by side (pattern | the right view) in `format`.
   bool exportFigure(const QString& path, FigureFormat format, QString* error) override;
+  /// Writes the shown maps as CSV to `path`, one row per visible (query, key) cell: layer, head,
+  /// q_pos, k_pos, tokens, pattern and the right view's value (pooled maps: a block's first
+  /// positions). CoPE heads also get `<name>-counted.csv` (every token type, mean gate, count).
+  /// `*written` gets the files written.
+  bool exportData(const QString& path, QStringList* written, QString* error);
+  /// The Export… button: PNG/PDF/SVG figure or CSV data, chosen in a file dialog.
+  void exportDialog();
 
   HeatmapView* patternView() const { return pattern_; }
   HeatmapView* positionView() const { return position_; }
@@ -44,6 +51,7 @@ class PositionMapPanel : public Panel {
  private:
   QWidget* widget_ = nullptr;
   QPushButton* compute_ = nullptr;
+  QPushButton* export_ = nullptr;
   QLabel* info_ = nullptr;
   QComboBox* right_ = nullptr;  ///< absolute models: the position-only map or a logit term
   PositionView shown_;
