@@ -1,7 +1,10 @@
 // poslens: the desktop GUI.
-// `poslens [CHECKPOINT] [--text TEXT] [--run] [--view HOOK] [--probe | --series]`.
+// `poslens [CHECKPOINT] [--text TEXT] [--run] [--view HOOK] [--probe | --series]
+// [--positions LAYER,HEAD]`.
 #include <QApplication>
 #include <QCommandLineParser>
+
+#include <cstdio>
 
 #include "app/gui/main_window.h"
 #include "app/gui/torch_threads.h"
@@ -30,6 +33,11 @@ int main(int argc, char** argv) {
   QCommandLineOption series(QStringList{"series"},
                             "Compare the checkpoints of the run folder the checkpoint is in "
                             "(VAF against training step) once loaded");
+  QCommandLineOption positions(QStringList{"positions"},
+                               "Compute head LAYER,HEAD's pattern | position-only maps once "
+                               "loaded (Position map panel)",
+                               "layer,head");
+  parser.addOption(positions);
   parser.addOption(probe);
   parser.addOption(series);
   parser.addOption(text);
@@ -45,6 +53,17 @@ int main(int argc, char** argv) {
   if (!parser.positionalArguments().isEmpty()) {
     if (parser.isSet(run)) window.runWhenLoaded();
     if (parser.isSet(probe) || parser.isSet(series)) window.probeWhenLoaded(parser.isSet(series));
+    if (parser.isSet(positions)) {
+      const QStringList parts = parser.value(positions).split(',');
+      bool ok_layer = false, ok_head = false;
+      const int layer = parts.value(0).toInt(&ok_layer), head = parts.value(1).toInt(&ok_head);
+      if (parts.size() != 2 || !ok_layer || !ok_head || layer < 0 || head < 0) {
+        std::fprintf(stderr, "poslens: --positions wants LAYER,HEAD (e.g. 1,0), got '%s'\n",
+                     qPrintable(parser.value(positions)));
+        return 2;
+      }
+      window.positionsWhenLoaded(layer, head);
+    }
     window.openCheckpoint(parser.positionalArguments().first());
   }
   return app.exec();

@@ -176,6 +176,13 @@ void MainWindow::connectSession() {
         session_->runProbe(request);
       probe_when_loaded_ = ProbeOnLoad::None;
     }
+    if (positions_when_loaded_) {
+      const auto [layer, head] = *positions_when_loaded_;
+      positions_when_loaded_.reset();
+      session_->selectHead(layer, head);
+      session_->showPositions(layer, head);
+      if (auto* dock = findChild<QDockWidget*>(QStringLiteral("position_map"))) dock->raise();
+    }
   });
   connect(s, &Session::runFinished, this, &MainWindow::updateActions);
   connect(s, &Session::runCleared, this, &MainWindow::updateActions);

@@ -4,6 +4,9 @@
 // model work live in the Session; the window knows no panel's insides.
 #include <QMainWindow>
 
+#include <optional>
+#include <utility>
+
 #include <memory>
 #include <vector>
 
@@ -33,6 +36,9 @@ class MainWindow : public QMainWindow {
   /// Runs the U-shape probe at T = L (or, with `series`, compares the run folder's
   /// checkpoints) once the next model is loaded (the command line's --probe / --series).
   void probeWhenLoaded(bool series) { probe_when_loaded_ = series ? ProbeOnLoad::Series : ProbeOnLoad::Probe; }
+  /// Selects head (`layer`, `head`) and computes its pattern | position-only maps once the next
+  /// model is loaded, with the Position map tab raised (the command line's --positions).
+  void positionsWhenLoaded(int layer, int head) { positions_when_loaded_ = {layer, head}; }
   /// Selects the view with hook suffix `view` (e.g. "hook_cope_gates") once a model that has
   /// it is loaded (used by the command line).
   void setPreferredView(const QString& view) { session_->setPreferredView(view); }
@@ -71,6 +77,7 @@ class MainWindow : public QMainWindow {
   QAction* export_h5_ = nullptr;
   bool run_when_loaded_ = false;
   enum class ProbeOnLoad { None, Probe, Series } probe_when_loaded_ = ProbeOnLoad::None;
+  std::optional<std::pair<int, int>> positions_when_loaded_;
 };
 
 }  // namespace poslens::gui
