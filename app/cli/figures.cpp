@@ -1,7 +1,12 @@
 // Torch-side headers first: Qt's `slots` macro must not meet them.
 #include "app/cli/figures.h"
 
+#include <torch/torch.h>
+
 #include "analysis/frequency_curves.h"
+#include "analysis/heatmap_pooling.h"
+#include "core/runtime/run.h"
+#include "core/runtime/transformer.h"
 #include "core/base/error.h"
 
 #ifdef POSLENS_CLI_FIGURES
@@ -11,6 +16,7 @@
 
 #include "widgets/figure_export.h"
 #include "widgets/frequency_plot.h"
+#include "widgets/heatmap_view.h"
 #endif
 
 namespace poslens::cli {
@@ -54,6 +60,27 @@ std::string name_of(const std::string& checkpoint) {
 std::string name_of(const std::string& checkpoint) { return checkpoint; }
 #endif
 
+#ifdef POSLENS_CLI_FIGURES
+void write_side_by_side(const std::string& path, const HeatmapData& left, const HeatmapData& right) {
+  ensure_application();
+  HeatmapView a, b;
+  for (HeatmapView* v : {&a, &b}) v->resize(1000, 950);
+  a.setHeatmap(left);
+  b.setHeatmap(right);
+  const QString file = QString::fromStdString(path);
+  QString error;
+  const bool png = figureFormatForPath(file) == FigureFormat::Png;
+  if (!exportPlotsSideBySide({a.plot(), b.plot()}, file, figureFormatForPath(file), png ? 1200 : 0,
+                             png ? 1100 : 0, QString::fromStdString(left.title + " | " + right.title),
+                             &error))
+    throw Error(error.toStdString());
+}
+#else
+[[noreturn]] void write_side_by_side(const std::string&, const HeatmapData&, const HeatmapData&) {
+  write("", {}, {});
+}
+#endif
+
 }  // namespace
 
 void write_probe_figure(const std::string& path, const ProbeResult& probe,
@@ -73,6 +100,31 @@ void write_compare_figure(const std::string& path, const CompareResult& compare)
   for (size_t i = 0; i < compare.probes.size(); ++i)
     each.push_back(probe_curves(compare.probes[i], 0, -1, name_of(compare.names[i])));
   write(path, each.back(), compare_series(compare, 0), each);
+}
+
+void write_position_figure(const std::string& path, const PositionMapResult& result,
+                           const ModelConfig& config, int layer, int head,
+                           const std::string& checkpoint) {
+  const int64_t L = result.pattern.size(0), H = result.pattern.size(1);
+  if (layer < 0 || layer >= L || head < 0 || head >= H)
+    throw Error("--layer/--head: the model has " + std::to_string(L) + " layers of " +
+                std::to_string(H) + " heads, got layer " + std::to_string(layer) + ", head " +
+                std::to_string(head));
+  const int64_t T = result.pattern.size(2);
+  const auto hidden = allowed_keys(config, T, torch::kCPU).logical_not();
+  auto map = [&](const at::Tensor& all, const std::string& what) {
+    auto d = pool_heatmap(all[layer][head].masked_fill(hidden, -INFINITY), 1024, 1024, Pooling::Max);
+    for (const auto& label : result.labels) d.row_labels.push_back(display_label(label));
+    d.col_labels = d.row_labels;
+    d.title = name_of(checkpoint) + "  L" + std::to_string(layer) + " H" + std::to_string(head) + " " + what;
+    d.value_name = "weight / row max";
+    d.kind = HeatmapKind::Probability;
+    d.layer = layer;
+    d.head = head;
+    return d;
+  };
+  write_side_by_side(path, map(result.pattern, "pattern"),
+                     map(result.position_map, "position only (" + result.methods[static_cast<size_t>(layer)] + ")"));
 }
 
 }  // namespace poslens::cli

@@ -1,10 +1,12 @@
 #pragma once
-// The figures of `poslens-cli probe/frequencies/compare --figure`: the Frequencies panel's own
-// plot (widgets/frequency_plot.h) drawn offscreen, so the CLI figure and the GUI look the same.
+// The figures of `poslens-cli probe/frequencies/compare/position-map --figure`: the panels' own
+// plots (widgets/frequency_plot.h, heatmap_view.h) drawn offscreen, so the CLI figure and the
+// GUI look the same.
 // Built only with the GUI (POSLENS_BUILD_GUI); without it each call throws poslens::Error
 // saying so (the HDF5 output still has every number).
 #include <string>
 
+#include "analysis/position_map.h"
 #include "analysis/probe_compare.h"
 #include "analysis/rope_probe.h"
 #include "analysis/text_decomposition.h"
@@ -21,5 +23,12 @@ void write_frequencies_figure(const std::string& path, const TextDecomposition& 
                               const std::string& checkpoint);
 /// VAF against step for layer 0 with the last checkpoint's curves over every checkpoint's.
 void write_compare_figure(const std::string& path, const CompareResult& compare);
+
+/// Head (`layer`, `head`)'s pattern and position-only map side by side, as the Position map
+/// panel shows them (max-pooled to 1024 cells per axis; keys `config`'s mask hides are grey).
+/// Throws poslens::Error for a layer or head out of range or when writing fails.
+void write_position_figure(const std::string& path, const PositionMapResult& result,
+                           const ModelConfig& config, int layer, int head,
+                           const std::string& checkpoint);
 
 }  // namespace poslens::cli

@@ -227,6 +227,12 @@ int main(int argc, char** argv) {
     cmd->add_option("--seed", pmap.seed, "Seed of the probe's tokens")->capture_default_str();
   }
   pmap_cmd->add_option("--out", pmap.out, "Output HDF5 file")->required();
+  pmap_cmd->add_option("--figure", pmap.figure,
+                       "Also write head --layer/--head's pattern | position-only map (.png, .pdf or .svg)");
+  pmap_cmd->add_option("--layer", pmap.layer, "Layer of the figure")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  pmap_cmd->add_option("--head", pmap.head, "Head of the figure")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   heads_cmd->add_option("--out", pmap.out, "Output file: .h5 or .csv")->required();
 
   try {

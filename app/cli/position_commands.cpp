@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "analysis/head_metrics.h"
+#include "app/cli/figures.h"
 #include "analysis/position_export.h"
 #include "analysis/position_map.h"
 #include "core/base/error.h"
@@ -26,6 +27,11 @@ std::vector<int64_t> input_ids(const LoadedModel& model, const RunOptions& input
 
 Mapped map_input(const CommonOptions& common, const PositionMapCommand& c) {
   Mapped m{load_checkpoint(common.checkpoint, load_options(common)), {}};
+  const auto& cfg = m.model.model->config();
+  if (!c.figure.empty() && (c.layer >= cfg.n_layers || c.head >= cfg.n_heads))
+    throw Error("--layer/--head: the model has " + std::to_string(cfg.n_layers) + " layers of " +
+                std::to_string(cfg.n_heads) + " heads, got layer " + std::to_string(c.layer) +
+                ", head " + std::to_string(c.head));
   const auto ids = input_ids(m.model, c.input);
   PositionMapOptions options;
   options.probe_samples = c.probe_samples;
@@ -68,6 +74,11 @@ void position_map(const CommonOptions& common, const PositionMapCommand& command
   }
   if (r.absolute) std::cout << "absolute-PE terms of layer 0 written (/analysis/absolute_terms)\n";
   std::cout << "wrote " << command.out << "\n";
+  if (!command.figure.empty()) {
+    write_position_figure(command.figure, r, m.model.model->config(), command.layer, command.head,
+                          common.checkpoint);
+    std::cout << "wrote " << command.figure << "\n";
+  }
 }
 
 void heads(const CommonOptions& common, const PositionMapCommand& command) {

@@ -5,6 +5,7 @@
 
 #include <H5Cpp.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -41,6 +42,24 @@ TEST(CliPositions, CopeDemoWritesMapsPatternAndCounting) {
   EXPECT_EQ(dims_of(file, "/analysis/cope/mean_gate_per_token"), (std::vector<hsize_t>{2, 4, 5}));
   EXPECT_TRUE(file.openDataSet("/analysis/position_map").attrExists("methods"));
   EXPECT_TRUE(file.nameExists("/tokens/ids"));
+}
+
+TEST(CliPositions, FigureIsThePatternBesideThePositionMapAndABadHeadWritesNothing) {
+  REQUIRE_CLI();
+  const auto dir = test::scratch_dir();
+  auto r = cli("position-map " + demo("flipflop-cope") + " --text w1i0r1 --out " + q(dir / "p.h5") +
+               " --figure " + q(dir / "p.png") + " --layer 1 --head 2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream png(dir / "p.png", std::ios::binary);
+  char magic[8] = {};
+  png.read(magic, 8);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  r = cli("position-map " + demo("flipflop-cope") + " --text w1i0r1 --out " + q(dir / "bad.h5") +
+          " --figure " + q(dir / "bad.png") + " --layer 2");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the model has 2 layers of 4 heads, got layer 2"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad.h5"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad.png"));
 }
 
 TEST(CliPositions, AbsoluteDemoWritesItsFourTermsAndHeadsWritesCsv) {
