@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,7 +54,7 @@ TEST_P(SentencePieceReference, MatchesSentencePiece) {
   EXPECT_EQ(tok->bos_id(), ref["bos_id"].get<int64_t>());
   EXPECT_EQ(tok->eos_id(), ref["eos_id"].get<int64_t>());
 
-  int matched = 0, cases = 0;
+  int matched = 0, cases = 0, lossless = 0;
   for (const auto& c : ref["cases"]) {
     ++cases;
     const std::string text = c["text"].get<std::string>();
@@ -110,11 +111,45 @@ TEST_P(SentencePieceReference, MatchesSentencePiece) {
     if (tok->eos_id() >= 0) framed.push_back(tok->eos_id());
     EXPECT_EQ(tok->decode(framed), decoded);
 
+    // Round trip wherever SentencePiece itself is lossless for the text.
+    if (decoded == text) {
+      ++lossless;
+      EXPECT_EQ(tok->decode(tok->encode(text, true)), text);
+    }
     if (got == ids) ++matched;
   }
   EXPECT_EQ(matched, cases);
   std::cout << "[ reference ] " << name << ": " << matched << "/" << cases
-            << " texts give SentencePiece's ids\n";
+            << " texts give SentencePiece's ids; " << lossless << " round-trip losslessly\n";
+}
+
+/// Llama-2's model (identity normaliser, byte fallback) is lossless on any valid UTF-8: random
+/// strings of ASCII, whitespace, accents, CJK and emoji come back unchanged (not "▁" itself,
+/// which decodes as a space, in SentencePiece too).
+TEST(SentencePieceRoundTrip, Llama2RandomUtf8) {
+  const fs::path path = model_path("llama2");
+  if (!fs::exists(path)) GTEST_SKIP() << "fixture absent: " << path;
+  const auto tok = SentencePieceTokenizer::read(path.string());
+  const std::vector<std::string> alphabet = {
+      "a", "b", "z", "Q", "0", "7", " ", " ", "  ", "\t", "\n", "\r", ".", "<", "s", ">",
+      "\xC3\xA9", "\xC3\x9F", "\xE4\xB8\xAD", "\xE6\x96\x87", "\xF0\x9F\x98\x80",
+      "\xE2\x80\x8D", "\xEF\xBF\xBD", "\xF0\x9F\x87\xAB", "\x01"};
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) text += alphabet[rng() % alphabet.size()];
+    SCOPED_TRACE("text \"" + text + "\"");
+    const Encoding e = tok->encode_full(text, true);
+    EXPECT_EQ(tok->decode(e.ids), text);
+    for (std::size_t i = 0; i < e.offsets.size(); ++i) {
+      EXPECT_LE(e.offsets[i].first, e.offsets[i].second);
+      EXPECT_LE(e.offsets[i].second, text.size());
+      if (i > 0) {
+        EXPECT_LE(e.offsets[i - 1].first, e.offsets[i].first);
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SentencePieceReference,
