@@ -20,12 +20,17 @@ UnigramSegmenter::UnigramSegmenter(const Vocabulary& vocab) : vocab_(vocab) {
   // smallest positive float, so max_score_ is never negative).
   min_score_ = FLT_MAX;
   max_score_ = FLT_MIN;
-  for (const auto& e : vocab.model().pieces) {
+  const auto& pieces = vocab.model().pieces;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const auto& e = pieces[i];
     if (e.type == SentencePieceEntry::Type::Normal) {
       min_score_ = std::min(min_score_, e.score);
       max_score_ = std::max(max_score_, e.score);
     }
+    if (vocab.normal_id(e.piece) == static_cast<int32_t>(i))
+      sorted_.emplace_back(e.piece, static_cast<int32_t>(i));
   }
+  std::sort(sorted_.begin(), sorted_.end());
 }
 
 void UnigramSegmenter::encode(std::string_view normalized, std::vector<Segment>& out) const {
@@ -40,7 +45,6 @@ void UnigramSegmenter::encode(std::string_view normalized, std::vector<Segment>&
   };
   const std::size_t size = normalized.size();
   const float unk_score = min_score_ - kUnkPenalty;
-  const std::size_t max_len = vocab_.max_piece_bytes();
   std::vector<Best> best(size + 1);
 
   for (std::size_t start = 0; start < size;) {
@@ -48,10 +52,19 @@ void UnigramSegmenter::encode(std::string_view normalized, std::vector<Segment>&
     bool has_single_node = false;
     const std::size_t mblen = std::min(
         utf8_char_len(static_cast<unsigned char>(normalized[start])), size - start);
-    const std::size_t limit = std::min(size - start, max_len);
-    for (std::size_t len = 1; len <= limit; ++len) {
-      const int32_t id = vocab_.normal_id(normalized.substr(start, len));
-      if (id < 0) continue;
+    // [lo, hi): the pieces that start with normalized[start, start + len); those equal to it
+    // come first (string_view orders bytes as unsigned char).
+    auto lo = sorted_.begin(), hi = sorted_.end();
+    for (std::size_t len = 1; start + len <= size && lo != hi; ++len) {
+      const auto c = static_cast<unsigned char>(normalized[start + len - 1]);
+      const std::size_t k = len - 1;
+      auto key = [k](const std::pair<std::string_view, int32_t>& p) {
+        return p.first.size() > k ? static_cast<int>(static_cast<unsigned char>(p.first[k])) : -1;
+      };
+      lo = std::partition_point(lo, hi, [&](const auto& p) { return key(p) < c; });
+      hi = std::partition_point(lo, hi, [&](const auto& p) { return key(p) <= c; });
+      if (lo == hi || lo->first.size() != len) continue;
+      const int32_t id = lo->second;
       const auto& e = vocab_.entry(id);
       if (e.type == SentencePieceEntry::Type::Unused) continue;
       Best& target = best[start + len];

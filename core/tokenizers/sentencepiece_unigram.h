@@ -4,6 +4,7 @@
 // log-probability, user-defined pieces length * max_score - 0.1 (so they always win), UNUSED
 // pieces skipped, a character without a piece costing min_score - 10 as the unknown id.
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/tokenizers/sentencepiece_vocab.h"
@@ -14,12 +15,14 @@ class UnigramSegmenter {
  public:
   /// `vocab` must outlive the segmenter.
   explicit UnigramSegmenter(const Vocabulary& vocab);
-  /// Appends the best segmentation of `normalized` to `out`. Linear in the text times the
-  /// longest piece (pieces are found by hashing each candidate substring).
+  /// Appends the best segmentation of `normalized` to `out`. Pieces starting at a position
+  /// are found by walking a sorted piece list byte by byte (a binary search per byte, like a
+  /// trie), so the cost is O(text * matched length * log vocabulary) whatever the pieces.
   void encode(std::string_view normalized, std::vector<Segment>& out) const;
 
  private:
   const Vocabulary& vocab_;
+  std::vector<std::pair<std::string_view, int32_t>> sorted_;  // normal pieces, sorted
   float min_score_;
   float max_score_;
 };

@@ -1,8 +1,6 @@
 // SentencePiece vocabulary lookups; see sentencepiece_vocab.h.
 #include "core/tokenizers/sentencepiece_vocab.h"
 
-#include <algorithm>
-
 namespace poslens::spm {
 namespace {
 
@@ -25,7 +23,6 @@ Vocabulary::Vocabulary(const SentencePieceModel& model)
     const bool is_normal =
         e.type == Type::Normal || e.type == Type::UserDefined || e.type == Type::Unused;
     (is_normal ? normal_ : reserved_).emplace(e.piece, id);
-    if (is_normal) max_piece_bytes_ = std::max(max_piece_bytes_, e.piece.size());
     if (e.type == Type::Unknown) unk_id_ = id;
     if (e.type == Type::Byte) {
       const int b = sentencepiece_byte_value(e.piece);

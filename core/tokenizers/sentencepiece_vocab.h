@@ -43,15 +43,12 @@ class Vocabulary {
   bool is(int32_t id, SentencePieceEntry::Type type) const { return entry(id).type == type; }
   /// User-defined pieces, matched first in the text (normaliser and segmenters).
   const PrefixMatcher& user_defined() const { return user_defined_; }
-  /// Longest normal piece in bytes.
-  std::size_t max_piece_bytes() const { return max_piece_bytes_; }
 
  private:
   const SentencePieceModel* model_;
   std::unordered_map<std::string_view, int32_t> normal_, reserved_;
   std::vector<int32_t> byte_ids_;
   int32_t unk_id_ = 0;
-  std::size_t max_piece_bytes_ = 0;
   PrefixMatcher user_defined_;
 };
 
