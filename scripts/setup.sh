@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   xvfb xauth imagemagick
   python3-torch python3-h5py python3-numpy
+  python3-sentencepiece  # tools/make_spm_reference.py (test data only; never linked)
   fortunes  # the default corpus of the character-LM task (docs/training.md)
 )
 
