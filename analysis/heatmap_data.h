@@ -26,6 +26,10 @@ struct HeatmapData {
   int64_t source_cols = 0;
   std::vector<std::string> row_labels;  ///< one per source row (token text), may be empty
   std::vector<std::string> col_labels;  ///< one per source column, may be empty
+  /// The token id and raw vocabulary piece ("Ġthe", "▁the", "<0x0A>") of each source position,
+  /// for the hover read-out; may be empty. Rows and columns are the same tokens.
+  std::vector<int64_t> token_ids;
+  std::vector<std::string> token_pieces;
   std::string title;                    ///< e.g. "L2 H5 pattern"
   std::string value_name;               ///< label of the colour scale, e.g. "weight"
   HeatmapKind kind = HeatmapKind::Value;  ///< picks the default colour range

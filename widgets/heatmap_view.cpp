@@ -286,13 +286,19 @@ void HeatmapView::setHoverCell(int row, int col) {
 }
 
 QString HeatmapView::describeCell(int row, int col) const {
-  auto position = [](int64_t i, int64_t shown, int64_t source,
-                     const std::vector<std::string>& labels) {
+  auto position = [this](int64_t i, int64_t shown, int64_t source,
+                         const std::vector<std::string>& labels) {
     const auto [first, last] = sourceBlock(i, shown, source);
     if (first != last) return QStringLiteral("%1\u2013%2").arg(first).arg(last);
-    if (shown == source && i < static_cast<int64_t>(labels.size()))
-      return QStringLiteral("%1 '%2'").arg(i).arg(displayToken(labels[static_cast<std::size_t>(i)]));
-    return QString::number(i);
+    if (shown != source || i >= static_cast<int64_t>(labels.size())) return QString::number(i);
+    QString text = QStringLiteral("%1 '%2'").arg(i).arg(displayToken(labels[static_cast<std::size_t>(i)]));
+    // The token's id and raw piece, when the map carries them (tokenizer views).
+    if (i < static_cast<int64_t>(data_.token_ids.size()) &&
+        i < static_cast<int64_t>(data_.token_pieces.size()))
+      text += QStringLiteral(" [id %1, piece '%2']")
+                  .arg(data_.token_ids[static_cast<std::size_t>(i)])
+                  .arg(displayToken(data_.token_pieces[static_cast<std::size_t>(i)]));
+    return text;
   };
   return QStringLiteral("query %1 \u2192 key %2: %3")
       .arg(position(row, data_.rows, data_.source_rows, data_.row_labels),

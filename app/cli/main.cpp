@@ -10,6 +10,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/frequency_commands.h"
 #include "app/cli/position_commands.h"
+#include "app/cli/tokenize_command.h"
 #include "app/cli/train_commands.h"
 #include "core/base/error.h"
 
@@ -20,7 +21,8 @@ void add_common(CLI::App* cmd, poslens::cli::CommonOptions& common, bool with_de
                   "llama2.c .bin, .safetensors (config.json beside it) or HF folder")
       ->required();
   cmd->add_option("--tokenizer", common.tokenizer,
-                  "llama2.c tokenizer.bin (default: found beside the checkpoint)");
+                  "tokenizer.json, tokenizer.model, vocab.json (+ merges.txt) or llama2.c "
+                  "tokenizer.bin (default: found beside the checkpoint)");
   if (with_device) {
     cmd->add_option("--device", common.device, "cpu, cuda, cuda:N or auto")
         ->capture_default_str();
@@ -235,8 +237,24 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   heads_cmd->add_option("--out", pmap.out, "Output file: .h5 or .csv")->required();
 
+  poslens::cli::TokenizeCommand tok;
+  auto* tok_cmd = app.add_subcommand(
+      "tokenize", "Text to token ids (or --decode ids to text) with a tokenizer file or a "
+                  "checkpoint's tokenizer (docs/tokenizers.md)");
+  tok_cmd->add_option("path", tok.path,
+                      "tokenizer.json, tokenizer.model, vocab.json, tokenizer.bin, or a checkpoint")
+      ->required();
+  auto* tok_text = tok_cmd->add_option("--text", tok.text, "Text to encode");
+  auto* tok_decode = tok_cmd->add_option("--decode", tok.decode, "Comma-separated ids to decode");
+  tok_text->excludes(tok_decode);
+  tok_cmd->add_flag("--json", tok.json, "Print {\"ids\", \"tokens\", \"offsets\"} (byte offsets)");
+  tok_cmd->add_flag("--no-special", tok.no_special,
+                    "Leave out the special tokens the tokenizer adds (BOS, template)");
+
   try {
     app.parse(argc, argv);
+    if (tok_cmd->parsed() && tok_text->count() == 0 && tok_decode->count() == 0)
+      throw CLI::RequiredError("--text or --decode");
     for (size_t i = 0; i < pmap_inputs.size(); ++i) {
       auto* cmd = i == 0 ? pmap_cmd : heads_cmd;
       if (!cmd->parsed()) continue;
@@ -275,6 +293,7 @@ int main(int argc, char** argv) {
     if (cmp_cmd->parsed()) poslens::cli::compare(common, cmp);
     if (pmap_cmd->parsed()) poslens::cli::position_map(common, pmap);
     if (heads_cmd->parsed()) poslens::cli::heads(common, pmap);
+    if (tok_cmd->parsed()) poslens::cli::tokenize(tok);
   } catch (const poslens::Error& e) {
     std::cerr << "poslens-cli: error: " << e.what() << "\n";
     return 1;

@@ -77,14 +77,22 @@ HeadView head_view(const QString& suffix) {
 
 /// One head's [q, k] map as the views draw it: cells the head cannot see set to -inf (drawn as
 /// masked), max-pooled to `max_cells` per axis, token labels on both axes, a title.
-HeatmapData head_heatmap(const at::Tensor& cells, const at::Tensor& hidden,
-                         const std::vector<std::string>& labels, int layer, int head,
-                         int max_cells, HeatmapKind kind, const std::string& value_name,
-                         const std::string& what) {
+/// The tokens on a map's axes: ids, labels (token_labels) and raw pieces (token_pieces).
+struct AxisTokens {
+  const std::vector<int64_t>& ids;
+  const std::vector<std::string>& labels;
+  const std::vector<std::string>& pieces;
+};
+
+HeatmapData head_heatmap(const at::Tensor& cells, const at::Tensor& hidden, const AxisTokens& tokens,
+                         int layer, int head, int max_cells, HeatmapKind kind,
+                         const std::string& value_name, const std::string& what) {
   auto map = pool_heatmap(cells.to(torch::kCPU).masked_fill(hidden, -INFINITY), max_cells,
                           max_cells, Pooling::Max);
-  for (const auto& label : labels) map.row_labels.push_back(display_label(label));
+  for (const auto& label : tokens.labels) map.row_labels.push_back(display_label(label));
   map.col_labels = map.row_labels;
+  map.token_ids = tokens.ids;
+  map.token_pieces = tokens.pieces;
   map.layer = layer;
   map.head = head;
   map.value_name = value_name;
@@ -102,8 +110,8 @@ HeatmapData head_map(const RunResult& run, const ModelConfig& config, int layer,
                 std::to_string(layer));
   if (head < 0 || head >= captured.size(1)) throw Error("no head " + std::to_string(head));
   const auto hidden = allowed_keys(config, captured.size(2), torch::kCPU).logical_not();
-  return head_heatmap(captured[0][head], hidden, run.labels, layer, head, max_cells, view.kind,
-                      view.value_name, view.title);
+  return head_heatmap(captured[0][head], hidden, {run.ids, run.labels, run.pieces}, layer, head,
+                      max_cells, view.kind, view.value_name, view.title);
 }
 
 /// Per-head curves are sent when all of them hold at most this many values.
@@ -352,8 +360,10 @@ void InferenceWorker::positions(const JobTicket& job, const RunInput& input, int
       throw Error("no layer " + std::to_string(layer) + ", head " + std::to_string(head));
     const auto hidden =
         allowed_keys(loaded.model->config(), r.position_map.size(2), torch::kCPU).logical_not();
+    const auto pieces = token_pieces(loaded, r.ids);
+    const AxisTokens tokens{r.ids, r.labels, pieces};
     const auto map_of = [&](const at::Tensor& all, const std::string& what) {
-      return head_heatmap(all[layer][head], hidden, r.labels, layer, head, max_cells,
+      return head_heatmap(all[layer][head], hidden, tokens, layer, head, max_cells,
                           HeatmapKind::Probability, "weight / row max", what);
     };
     PositionView view;
@@ -370,7 +380,7 @@ void InferenceWorker::positions(const JobTicket& job, const RunInput& input, int
                                     {"position–token", a.position_token},
                                     {"position–position", a.position_position},
                                     {"bias terms", a.bias}}) {
-        view.absolute_terms.push_back(head_heatmap(t[head], hidden, r.labels, layer, head,
+        view.absolute_terms.push_back(head_heatmap(t[head], hidden, tokens, layer, head,
                                                    max_cells, HeatmapKind::Signed, "logit term",
                                                    std::string(name) + " term"));
       }

@@ -14,7 +14,7 @@
 #include "core/base/error.h"
 #include "core/formats/llama2c.h"
 #include "core/tokenizers/llama2c_tokenizer.h"
-#include "core/tokenizers/vocab_tokenizer.h"
+#include "core/tokenizers/tokenizer_files.h"
 #include "core/formats/safetensors.h"
 #include "core/formats/torch_zip.h"
 #include "core/models/weight_table.h"
@@ -47,10 +47,11 @@ bool starts_with_zip_magic(const fs::path& path) {
 }
 
 /// llama2.c keeps its tokenizer beside the model: tokenizer.bin, or tok<vocab>.bin.
+/// (An explicit --tokenizer is read by finish().)
 std::unique_ptr<Tokenizer> find_llama2c_tokenizer(const fs::path& model, int64_t vocab,
                                                   const std::string& explicit_path,
                                                   std::string& note) {
-  if (!explicit_path.empty()) return std::make_unique<Llama2cTokenizer>(explicit_path, vocab);
+  if (!explicit_path.empty()) return nullptr;
   const fs::path dir = model.parent_path();
   for (const fs::path& candidate :
        {dir / "tokenizer.bin", dir / ("tok" + std::to_string(vocab) + ".bin")})
@@ -61,15 +62,21 @@ std::unique_ptr<Tokenizer> find_llama2c_tokenizer(const fs::path& model, int64_t
   return nullptr;
 }
 
-/// A tokenizer.json in `dir` that PosLens reads (its own task vocabularies, vocab_tokenizer.h);
-/// otherwise null with `note` saying why.
-std::unique_ptr<Tokenizer> find_tokenizer_json(const fs::path& dir, int64_t vocab, std::string& note) {
-  const fs::path path = dir / "tokenizer.json";
-  if (!fs::is_regular_file(path)) return nullptr;
+/// The tokenizer in checkpoint folder `dir` (tokenizer_files.h: tokenizer.json, tokenizer.model,
+/// vocab.json + merges.txt), or null with `note` saying why: none there, or one that cannot be
+/// read or does not fit the model (the model still opens; the user types token ids).
+std::unique_ptr<Tokenizer> find_folder_tokenizer(const fs::path& dir, int64_t vocab, std::string& note) {
+  const auto file = find_tokenizer_file(dir.string());
+  if (file.empty() || fs::path(file).extension() == ".bin") {  // llama2.c files go with .bin models
+    note = "no tokenizer in " + dir.string() +
+           " (looked for tokenizer.json, tokenizer.model, vocab.json + merges.txt; pass "
+           "--tokenizer PATH): use token ids";
+    return nullptr;
+  }
   try {
-    auto tokenizer = std::make_unique<VocabTokenizer>(VocabTokenizer::read(path.string()));
+    auto tokenizer = read_tokenizer(file, vocab);
     if (tokenizer->vocab_size() > vocab)
-      throw Error(path.string() + ": " + std::to_string(tokenizer->vocab_size()) +
+      throw Error(file + ": " + std::to_string(tokenizer->vocab_size()) +
                   " tokens, more than the model's vocab_size " + std::to_string(vocab));
     return tokenizer;
   } catch (const Error& e) {
@@ -85,10 +92,10 @@ LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig conf
   config.validate();
   auto weights = load_weights(source, weight_table_for(config, source), config, device, dtype,
                               options.progress);
-  if (!options.tokenizer.empty() && fs::path(options.tokenizer).extension() == ".json")
-    out.tokenizer = std::make_unique<VocabTokenizer>(VocabTokenizer::read(options.tokenizer));
-  else if (!out.tokenizer && !options.tokenizer.empty())  // e.g. a llama2.c model converted to HF
-    out.tokenizer = std::make_unique<Llama2cTokenizer>(options.tokenizer, config.vocab_size);
+  if (!options.tokenizer.empty()) {  // --tokenizer overrides what was found
+    out.tokenizer = read_tokenizer(options.tokenizer, config.vocab_size);
+    out.tokenizer_note.clear();
+  }
   out.stored_dtype = stored_dtypes(source);
   out.model = std::make_unique<Transformer>(std::move(config), std::move(weights));
   out.n_params = parameter_count(out.model->weights());
@@ -193,8 +200,6 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
 
   LoadedModel out;
   out.path = path_text;
-  const std::string no_hf_tokenizer =
-      "no supported tokenizer for this model (HF tokenizers are not supported yet): use token ids";
 
   if (fs::is_directory(path)) {
     const fs::path config_path = path / "config.json";
@@ -220,8 +225,8 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
                               "pytorch_model.bin or model.pt in folder");
     }
     out.format = config.format + " (" + storage + ")";
-    out.tokenizer_note = no_hf_tokenizer;
-    out.tokenizer = find_tokenizer_json(path, config.vocab_size, out.tokenizer_note);
+    if (options.tokenizer.empty())
+      out.tokenizer = find_folder_tokenizer(path, config.vocab_size, out.tokenizer_note);
     return finish(std::move(out), *source, std::move(config), options);
   }
 
@@ -241,8 +246,9 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
     else
       source = std::make_unique<TorchZipFile>(path_text);
     out.format = model_config.format + (safetensors ? " (safetensors)" : " (PyTorch zip)");
-    out.tokenizer_note = no_hf_tokenizer;
-    out.tokenizer = find_tokenizer_json(path.parent_path(), model_config.vocab_size, out.tokenizer_note);
+    if (options.tokenizer.empty())
+      out.tokenizer = find_folder_tokenizer(path.parent_path(), model_config.vocab_size,
+                                            out.tokenizer_note);
     return finish(std::move(out), *source, std::move(model_config), options);
   }
 

@@ -1,5 +1,8 @@
 #include "core/runtime/run.h"
 
+#include <cstdio>
+#include <string_view>
+
 #include <torch/torch.h>
 
 #include <sstream>
@@ -54,16 +57,52 @@ std::vector<std::string> token_labels(const LoadedModel& model, const std::vecto
   return labels;
 }
 
+std::vector<std::string> token_pieces(const LoadedModel& model, const std::vector<int64_t>& ids) {
+  std::vector<std::string> pieces;
+  pieces.reserve(ids.size());
+  for (const auto id : ids)
+    pieces.push_back(model.tokenizer && id < model.tokenizer->vocab_size()
+                         ? model.tokenizer->piece(id)
+                         : "#" + std::to_string(id));
+  return pieces;
+}
+
 std::string display_label(const std::string& text) {
-  const auto first = text.find_first_not_of('\n');
-  if (first == std::string::npos) return text.empty() ? text : "⏎";
-  const auto last = text.find_last_not_of('\n');
+  std::string_view t = text;
+  // llama2.c's BOS/EOS pieces are "\n<s>\n" / "\n</s>\n": the newlines are decoration.
+  const auto first = t.find_first_not_of('\n'), last = t.find_last_not_of('\n');
+  if (first != std::string_view::npos && first > 0 && t[first] == '<' && t[last] == '>')
+    t = t.substr(first, last - first + 1);
   std::string label;
-  for (char ch : text.substr(first, last - first + 1)) label += ch == '\n' ? "⏎" : std::string(1, ch);
-  if (label.find_first_not_of(' ') == std::string::npos) {
-    std::string spaces;
-    for (size_t i = 0; i < label.size(); ++i) spaces += "␣";
-    return spaces;
+  size_t i = 0;
+  while (i < t.size()) {
+    const auto c = static_cast<unsigned char>(t[i]);
+    const size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool valid = length > 0 && i + length <= t.size();
+    for (size_t k = 1; valid && k < length; ++k)
+      valid = (static_cast<unsigned char>(t[i + k]) & 0xC0) == 0x80;
+    if (!valid) {  // a byte of a character split across tokens (byte-level BPE, byte fallback)
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", c);
+      label += hex;
+      ++i;
+      continue;
+    }
+    if (length == 1 && (c < 0x20 || c == 0x7F)) {
+      if (c == '\n') label += "↵";
+      else if (c == '\t') label += "⇥";
+      else if (c == '\r') label += "␍";
+      else {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02X", c);
+        label += hex;
+      }
+    } else if (c == ' ') {
+      label += "␣";
+    } else {
+      label.append(t.substr(i, length));
+    }
+    i += length;
   }
   return label;
 }
@@ -74,6 +113,7 @@ RunResult run_model(const LoadedModel& model, const std::vector<int64_t>& ids,
   RunResult run;
   run.ids = ids;
   run.labels = token_labels(model, ids);
+  run.pieces = token_pieces(model, ids);
   const auto tokens = torch::tensor(ids, torch::kLong).unsqueeze(0);
   c10::InferenceMode inference;  // no autograd bookkeeping for a plain run
   run.logits = model.model->forward(tokens, spec, &run.captures, progress);

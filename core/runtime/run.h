@@ -23,14 +23,20 @@ std::vector<int64_t> encode_text(const LoadedModel& model, const std::string& te
 
 /// One label per id: the token's text from the tokenizer, or "#<id>" without one.
 std::vector<std::string> token_labels(const LoadedModel& model, const std::vector<int64_t>& ids);
+/// The raw vocabulary piece of each id (Tokenizer::piece: "Ġthe", "▁the", "<0x0A>"), "#id"
+/// without a tokenizer.
+std::vector<std::string> token_pieces(const LoadedModel& model, const std::vector<int64_t>& ids);
 
-/// A token's text made fit for an axis label: surrounding newlines dropped (llama2.c's BOS piece
-/// is "\n<s>\n"), inner newlines shown as "⏎", an all-whitespace piece shown as "␣"s.
+/// A token's text (Tokenizer::token_text) made readable on one line: spaces as "␣" (so byte-level
+/// "Ġthe" and SentencePiece "▁the" read "␣the"), newline "↵", tab "⇥", carriage return "␍", other
+/// control characters and bytes that are not valid UTF-8 (part of a character split across
+/// tokens) as "\xNN"; llama2.c's "\n<s>\n" as "<s>".
 std::string display_label(const std::string& token_text);
 
 struct RunResult {
   std::vector<int64_t> ids;           ///< the input, [pos] (batch of one)
   std::vector<std::string> labels;    ///< token_labels(ids)
+  std::vector<std::string> pieces;    ///< token_pieces(ids)
   Captures captures;                  ///< what the CaptureSpec selected
   at::Tensor logits;                  ///< float32 [1, pos, vocab] on the model's device
 };

@@ -30,12 +30,16 @@ TEST(Run, RejectsBadTokenIdsWithTheOffendingEntry) {
   EXPECT_THAT(message("99999999999999999999"), ::testing::HasSubstr("not an integer"));
 }
 
-TEST(Run, DisplayLabelsAreSingleLine) {
+TEST(Run, DisplayLabelsAreSingleLineWithVisibleSpaces) {
   EXPECT_EQ(display_label("\n<s>\n"), "<s>");
-  EXPECT_EQ(display_label(" upon"), " upon");
-  EXPECT_EQ(display_label("\n"), "⏎");
-  EXPECT_EQ(display_label("a\nb"), "a⏎b");
+  EXPECT_EQ(display_label(" upon"), "␣upon");
+  EXPECT_EQ(display_label("\n"), "↵");
+  EXPECT_EQ(display_label("a\nb"), "a↵b");
   EXPECT_EQ(display_label("  "), "␣␣");
+  EXPECT_EQ(display_label("\t\r"), "⇥␍");
+  EXPECT_EQ(display_label(std::string("\x01\x7f", 2)), "\\x01\\x7F");
+  EXPECT_EQ(display_label("\xE2\x96"), "\\xE2\\x96");  // half of "▁": a byte-level token
+  EXPECT_EQ(display_label("caf\xC3\xA9 😀"), "café␣😀");
   EXPECT_EQ(display_label(""), "");
 }
 
