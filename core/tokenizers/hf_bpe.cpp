@@ -1,0 +1,233 @@
+#include "core/tokenizers/hf_bpe.h"
+
+#include <queue>
+
+#include "core/base/error.h"
+#include "core/base/text.h"
+
+namespace poslens::hf {
+namespace {
+
+/// Words longer than this are not cached (HF: MAX_LENGTH of its BPE cache); the cache stops
+/// growing at kCacheEntries.
+constexpr size_t kCacheWordBytes = 256;
+constexpr size_t kCacheEntries = 200'000;
+
+uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
+
+std::unordered_map<std::string, uint32_t> index_pieces(const std::vector<std::string>& pieces,
+                                                       const std::string& where) {
+  std::unordered_map<std::string, uint32_t> vocab;
+  vocab.reserve(pieces.size());
+  for (size_t id = 0; id < pieces.size(); ++id)
+    if (!vocab.emplace(pieces[id], static_cast<uint32_t>(id)).second)
+      throw Error(where + ": the token " + poslens::quoted(pieces[id]) + " appears twice");
+  return vocab;
+}
+
+}  // namespace
+
+BpeModel::BpeModel(std::vector<std::string> pieces,
+                   const std::vector<std::pair<std::string, std::string>>& merges,
+                   BpeOptions options, const std::string& where)
+    : pieces_(std::move(pieces)), options_(std::move(options)) {
+  vocab_ = index_pieces(pieces_, where + ": model.vocab");
+  const size_t prefix = options_.continuing_subword_prefix.size();
+  merges_.reserve(merges.size());
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    const auto& [a, b] = merges[rank];
+    const auto ia = vocab_.find(a), ib = vocab_.find(b);
+    auto fail = [&](const std::string& token) {
+      throw Error(where + ": model.merges[" + std::to_string(rank) + "] (" + poslens::quoted(a + " " + b) +
+                  ") names the token " + poslens::quoted(token) + ", which is not in model.vocab");
+    };
+    if (ia == vocab_.end()) fail(a);
+    if (ib == vocab_.end()) fail(b);
+    const std::string merged = a + (b.size() >= prefix ? b.substr(prefix) : std::string());
+    const auto im = vocab_.find(merged);
+    if (im == vocab_.end()) fail(merged);
+    merges_[pair_key(ia->second, ib->second)] = {static_cast<uint32_t>(rank), im->second};
+  }
+  if (!options_.unk_token.empty()) {
+    const auto it = vocab_.find(options_.unk_token);
+    if (it == vocab_.end())
+      throw Error(where + ": model.unk_token " + poslens::quoted(options_.unk_token) +
+                  " is not in model.vocab");
+    unk_id_ = it->second;
+  }
+  all_bytes_ = true;
+  for (int b = 0; b < 256; ++b) {
+    static const char* hex = "0123456789ABCDEF";
+    const std::string name = std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">";
+    const auto it = vocab_.find(name);
+    byte_ids_[static_cast<size_t>(b)] = it == vocab_.end() ? -1 : it->second;
+    all_bytes_ &= it != vocab_.end();
+  }
+}
+
+int64_t BpeModel::token_to_id(const std::string& token) const {
+  const auto it = vocab_.find(token);
+  return it == vocab_.end() ? -1 : it->second;
+}
+
+const std::string* BpeModel::id_to_token(int64_t id) const {
+  return id >= 0 && id < size() ? &pieces_[static_cast<size_t>(id)] : nullptr;
+}
+
+void BpeModel::merge_word(std::string_view word, std::vector<Symbol>& symbols) const {
+  symbols.clear();
+  auto add = [&](uint32_t id, uint32_t length) {
+    const auto n = static_cast<int32_t>(symbols.size());
+    symbols.push_back({id, n - 1, -1, length});
+    if (n > 0) symbols[static_cast<size_t>(n - 1)].next = n;
+  };
+  bool have_unk = false;
+  uint32_t unk_length = 0;
+  std::string s;
+  for (size_t i = 0; i < word.size();) {
+    const size_t n = std::min(char_length(static_cast<unsigned char>(word[i])), word.size() - i);
+    const bool first = i == 0, last = i + n == word.size();
+    s.clear();
+    if (!first) s += options_.continuing_subword_prefix;
+    s.append(word.data() + i, n);
+    if (last) s += options_.end_of_word_suffix;
+    i += n;
+    const auto it = vocab_.find(s);
+    if (it != vocab_.end()) {
+      if (have_unk) {
+        add(static_cast<uint32_t>(unk_id_), unk_length);
+        have_unk = false;
+      }
+      add(it->second, static_cast<uint32_t>(n));
+      continue;
+    }
+    if (options_.byte_fallback) {
+      bool all = true;
+      for (unsigned char b : s) all &= byte_ids_[b] >= 0;
+      if (all) {
+        for (unsigned char b : s) add(static_cast<uint32_t>(byte_ids_[b]), 1);
+        continue;
+      }
+    }
+    if (unk_id_ >= 0) {
+      if (have_unk && options_.fuse_unk) {
+        unk_length += static_cast<uint32_t>(n);
+      } else {
+        if (have_unk) add(static_cast<uint32_t>(unk_id_), unk_length);
+        have_unk = true;
+        unk_length = static_cast<uint32_t>(n);
+      }
+    }
+  }
+  if (have_unk) add(static_cast<uint32_t>(unk_id_), unk_length);
+  merge_all(symbols);
+}
+
+void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
+  struct Merge {
+    uint32_t pos, rank, new_id;
+    bool operator<(const Merge& o) const {  // priority_queue pops the largest: lowest rank, pos
+      return rank != o.rank ? rank > o.rank : pos > o.pos;
+    }
+  };
+  std::vector<Merge> storage;
+  storage.reserve(symbols.size());
+  std::priority_queue<Merge> queue(std::less<Merge>(), std::move(storage));
+  auto lookup = [&](uint32_t a, uint32_t b) -> const std::pair<uint32_t, uint32_t>* {
+    const auto it = merges_.find(pair_key(a, b));
+    return it == merges_.end() ? nullptr : &it->second;
+  };
+  for (size_t i = 0; i + 1 < symbols.size(); ++i)
+    if (const auto* m = lookup(symbols[i].id, symbols[i + 1].id))
+      queue.push({static_cast<uint32_t>(i), m->first, m->second});
+  while (!queue.empty()) {
+    const Merge top = queue.top();
+    queue.pop();
+    Symbol& current = symbols[top.pos];
+    if (current.length == 0 || current.next == -1) continue;
+    const auto next_pos = static_cast<size_t>(current.next);
+    const Symbol right = symbols[next_pos];
+    const auto* target = lookup(current.id, right.id);
+    if (target == nullptr || target->second != top.new_id) continue;
+    current.id = top.new_id;
+    current.length += right.length;
+    current.next = right.next;
+    symbols[next_pos].length = 0;
+    if (right.next > -1 && static_cast<size_t>(right.next) < symbols.size())
+      symbols[static_cast<size_t>(right.next)].prev = static_cast<int32_t>(top.pos);
+    if (current.prev >= 0) {
+      const auto prev = static_cast<size_t>(current.prev);
+      if (const auto* m = lookup(symbols[prev].id, current.id))
+        queue.push({static_cast<uint32_t>(prev), m->first, m->second});
+    }
+    if (current.next >= 0 && static_cast<size_t>(current.next) < symbols.size()) {
+      if (const auto* m = lookup(current.id, symbols[static_cast<size_t>(current.next)].id))
+        queue.push({top.pos, m->first, m->second});
+    }
+  }
+}
+
+void BpeModel::tokenize(std::string_view word, std::vector<ModelToken>& out) const {
+  if (word.empty()) return;
+  std::string key(word);
+  if (options_.ignore_merges) {
+    const auto it = vocab_.find(key);
+    if (it != vocab_.end()) {
+      out.push_back({it->second, 0, static_cast<uint32_t>(word.size())});
+      return;
+    }
+  }
+  const bool cacheable = word.size() < kCacheWordBytes;
+  auto emit = [&](const std::vector<std::pair<uint32_t, uint32_t>>& parts) {
+    uint32_t at = 0;
+    for (const auto& [id, length] : parts) {
+      out.push_back({id, at, at + length});
+      at += length;
+    }
+  };
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    const auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      emit(it->second);
+      return;
+    }
+  }
+  thread_local std::vector<Symbol> symbols;
+  merge_word(word, symbols);
+  std::vector<std::pair<uint32_t, uint32_t>> parts;
+  for (const auto& s : symbols)
+    if (s.length != 0) parts.push_back({s.id, s.length});
+  emit(parts);
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    if (cache_.size() < kCacheEntries) cache_.emplace(std::move(key), std::move(parts));
+  }
+}
+
+WordLevelModel::WordLevelModel(std::vector<std::string> pieces, const std::string& unk_token,
+                               const std::string& where)
+    : pieces_(std::move(pieces)) {
+  vocab_ = index_pieces(pieces_, where + ": model.vocab");
+  const auto it = vocab_.find(unk_token);
+  unk_id_ = it == vocab_.end() ? -1 : it->second;
+}
+
+void WordLevelModel::tokenize(std::string_view word, std::vector<ModelToken>& out) const {
+  const auto it = vocab_.find(std::string(word));
+  if (it != vocab_.end()) out.push_back({it->second, 0, static_cast<uint32_t>(word.size())});
+  else if (unk_id_ >= 0) out.push_back({unk_id_, 0, static_cast<uint32_t>(word.size())});
+  else throw Error("WordLevel: the word " + poslens::quoted(std::string(word)) +
+                   " is not in the vocabulary and the unknown token is missing");
+}
+
+int64_t WordLevelModel::token_to_id(const std::string& token) const {
+  const auto it = vocab_.find(token);
+  return it == vocab_.end() ? -1 : it->second;
+}
+
+const std::string* WordLevelModel::id_to_token(int64_t id) const {
+  return id >= 0 && id < size() ? &pieces_[static_cast<size_t>(id)] : nullptr;
+}
+
+}  // namespace poslens::hf

@@ -1,0 +1,136 @@
+#include "core/tokenizers/hf_json.h"
+
+#include <unordered_set>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/base/text.h"
+#include "core/base/untrusted_json.h"
+#include "core/tokenizers/hf_text.h"
+
+namespace poslens::hf {
+
+nlohmann::json parse_tokenizer_json(const std::string& text, const std::string& where) {
+  using json = nlohmann::json;
+  std::vector<std::unordered_set<std::string>> open_objects;
+  int depth = 0;
+  auto check = [&](int, json::parse_event_t event, json& parsed) -> bool {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (++depth > kMaxJsonDepth)
+          throw Error(where + ": JSON nests deeper than " + std::to_string(kMaxJsonDepth) +
+                      " levels");
+        if (event == json::parse_event_t::object_start) open_objects.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+        --depth;
+        if (!open_objects.empty()) open_objects.pop_back();
+        break;
+      case json::parse_event_t::array_end:
+        --depth;
+        break;
+      case json::parse_event_t::key:
+        if (!open_objects.empty() && parsed.is_string() &&
+            !open_objects.back().insert(parsed.get_ref<const std::string&>()).second)
+          throw Error(where + ": the key " + poslens::quoted(parsed.get_ref<const std::string&>()) +
+                      " appears twice in one object");
+        break;
+      case json::parse_event_t::value:
+        break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, check, /*allow_exceptions=*/true);
+  } catch (const json::exception& e) {
+    throw Error(where + ": not valid UTF-8 JSON (truncated or damaged?): " + e.what());
+  }
+}
+
+void Field::fail(const std::string& what) const {
+  throw Error(*file_ + ": " + (path_.empty() ? std::string("top level") : path_) + ": " + what);
+}
+
+bool Field::has(const char* key) const {
+  if (!value_->is_object()) return false;
+  const auto it = value_->find(key);
+  return it != value_->end() && !it->is_null();
+}
+
+void Field::require_object() const {
+  if (!value_->is_object()) fail("must be an object, got " + std::string(value_->type_name()));
+}
+
+Field Field::operator[](const char* key) const {
+  require_object();
+  const std::string sub = path_.empty() ? key : path_ + "." + key;
+  const auto it = value_->find(key);
+  if (it == value_->end()) Field(*value_, sub, file_).fail("missing");
+  return Field(*it, sub, file_);
+}
+
+Field Field::optional(const char* key) const {
+  static const nlohmann::json null_value;
+  require_object();
+  const std::string sub = path_.empty() ? key : path_ + "." + key;
+  const auto it = value_->find(key);
+  return Field(it == value_->end() ? null_value : *it, sub, file_);
+}
+
+size_t Field::array_size() const {
+  if (!value_->is_array()) fail("must be a list, got " + std::string(value_->type_name()));
+  if (value_->size() > static_cast<size_t>(kMaxVocabulary))
+    fail("has " + std::to_string(value_->size()) + " entries, more than the limit of " +
+         std::to_string(kMaxVocabulary));
+  return value_->size();
+}
+
+Field Field::at(size_t i) const {
+  return Field((*value_)[i], path_ + "[" + std::to_string(i) + "]", file_);
+}
+
+std::string Field::string() const {
+  if (!value_->is_string()) fail("must be a string, got " + std::string(value_->type_name()));
+  return value_->get<std::string>();
+}
+
+bool Field::boolean() const {
+  if (!value_->is_boolean()) fail("must be true or false, got " + value_->dump());
+  return value_->get<bool>();
+}
+
+int64_t Field::integer() const {
+  if (!value_->is_number_integer()) fail("must be an integer, got " + value_->dump());
+  if (value_->is_number_unsigned() && value_->get<uint64_t>() > uint64_t(INT64_MAX))
+    fail("integer out of range");
+  return value_->get<int64_t>();
+}
+
+double Field::number() const {
+  if (!value_->is_number()) fail("must be a number, got " + value_->dump());
+  return value_->get<double>();
+}
+
+char32_t Field::character() const {
+  const std::string s = string();
+  size_t n = 0;
+  if (s.empty() || char_length(static_cast<unsigned char>(s[0])) != s.size() ||
+      invalid_utf8_at(s) != std::string::npos)
+    fail("must be a single character, got " + poslens::quoted(s));
+  return next_char(s, 0, &n);
+}
+
+std::string Field::string_or(const char* key, const std::string& fallback) const {
+  return has(key) ? (*this)[key].string() : fallback;
+}
+
+bool Field::bool_or(const char* key, bool fallback) const {
+  return has(key) ? (*this)[key].boolean() : fallback;
+}
+
+int64_t Field::int_or(const char* key, int64_t fallback) const {
+  return has(key) ? (*this)[key].integer() : fallback;
+}
+
+}  // namespace poslens::hf

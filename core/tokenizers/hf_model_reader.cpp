@@ -1,0 +1,81 @@
+// tokenizer.json "model": BPE and WordLevel (HF models/bpe/serialization.rs,
+// models/wordlevel/serialization.rs), with the limits of an untrusted file.
+#include "core/base/text.h"
+#include "core/tokenizers/hf_bpe.h"
+
+namespace poslens::hf {
+namespace {
+
+/// model.vocab {"piece": id} as pieces by id: ids must be 0..n-1, each once.
+std::vector<std::string> read_vocab(const Field& field) {
+  field.require_object();
+  const auto& j = field.json();
+  if (j.size() > static_cast<size_t>(kMaxVocabulary))
+    field.fail(std::to_string(j.size()) + " entries, more than the limit of " +
+               std::to_string(kMaxVocabulary));
+  std::vector<std::string> pieces(j.size());
+  std::vector<bool> seen(j.size(), false);
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const Field id_field(it.value(), field.path() + "[" + poslens::quoted(it.key()) + "]",
+                         std::make_shared<const std::string>(field.file()));
+    const int64_t id = id_field.integer();
+    if (id < 0 || id >= static_cast<int64_t>(pieces.size()))
+      id_field.fail("id " + std::to_string(id) + " is outside 0.." +
+                    std::to_string(static_cast<int64_t>(pieces.size()) - 1) +
+                    " (ids must number the vocabulary without gaps)");
+    if (seen[static_cast<size_t>(id)])
+      id_field.fail("id " + std::to_string(id) + " is given to two tokens (" +
+                    poslens::quoted(pieces[static_cast<size_t>(id)]) + " too)");
+    seen[static_cast<size_t>(id)] = true;
+    pieces[static_cast<size_t>(id)] = it.key();
+  }
+  return pieces;
+}
+
+std::vector<std::pair<std::string, std::string>> read_merges(const Field& field) {
+  std::vector<std::pair<std::string, std::string>> merges;
+  const size_t n = field.array_size();
+  merges.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Field m = field.at(i);
+    if (m.json().is_string()) {
+      const std::string line = m.string();
+      const size_t space = line.find(' ');
+      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
+        m.fail("must be two tokens separated by one space, got " + poslens::quoted(line));
+      merges.emplace_back(line.substr(0, space), line.substr(space + 1));
+    } else if (m.json().is_array() && m.json().size() == 2) {
+      merges.emplace_back(m.at(0).string(), m.at(1).string());
+    } else {
+      m.fail("must be \"a b\" or [\"a\", \"b\"]");
+    }
+  }
+  return merges;
+}
+
+}  // namespace
+
+std::unique_ptr<Model> read_model(const Field& field) {
+  const std::string type = field.string_or("type", field.has("merges") ? "BPE" : "");
+  const std::string where = field.file();
+  if (type == "BPE") {
+    if (field.has("dropout") && field["dropout"].number() != 0.0)
+      field["dropout"].fail("BPE dropout is random; PosLens needs reproducible ids (null or 0)");
+    BpeOptions options;
+    options.unk_token = field.string_or("unk_token", "");
+    options.continuing_subword_prefix = field.string_or("continuing_subword_prefix", "");
+    options.end_of_word_suffix = field.string_or("end_of_word_suffix", "");
+    options.fuse_unk = field.bool_or("fuse_unk", false);
+    options.byte_fallback = field.bool_or("byte_fallback", false);
+    options.ignore_merges = field.bool_or("ignore_merges", false);
+    return std::make_unique<BpeModel>(read_vocab(field["vocab"]), read_merges(field["merges"]),
+                                      std::move(options), where);
+  }
+  if (type == "WordLevel")
+    return std::make_unique<WordLevelModel>(read_vocab(field["vocab"]),
+                                            field.string_or("unk_token", "<unk>"), where);
+  field["type"].fail("model type " + poslens::quoted(type) +
+                     " is not supported (PosLens reads BPE and WordLevel)");
+}
+
+}  // namespace poslens::hf

@@ -1,0 +1,160 @@
+// HfTokenizer against HF's Rust `tokenizers`: every case of tests/data/tokenizers/*_reference.json
+// (made by tools/make_tokenizer_reference.js with the npm binding) must match exactly: ids,
+// tokens and byte offsets with and without special tokens, and decode(ids).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/tokenizers/hf_tokenizer.h"
+#include "fixtures.h"
+
+namespace poslens {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path reference_dir() { return fs::path(POSLENS_SOURCE_DIR) / "tests/data/tokenizers"; }
+fs::path hf_fixture(const std::string& name) {
+  return test::fixtures_dir() / "tokenizers" / name / "tokenizer.json";
+}
+
+nlohmann::json load(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return nlohmann::json::parse(s.str());
+}
+
+#define POSLENS_REQUIRE_HF_FIXTURE(name)                                                     \
+  do {                                                                                       \
+    if (!fs::exists(hf_fixture(name)))                                                       \
+      GTEST_SKIP() << "fixture absent: " << hf_fixture(name)                                 \
+                   << " (PosLens tests read ../shared/fixtures; pass -DPOSLENS_FIXTURES_DIR)"; \
+  } while (0)
+
+/// Compares one reference case; returns the number of mismatching fields (each reported).
+int check_case(const HfTokenizer& t, const nlohmann::json& c, const std::string& label) {
+  int bad = 0;
+  const std::string text = c["text"];
+  for (const char* key : {"with_special", "without_special"}) {
+    const auto& want = c[key];
+    const Encoding got = t.encode_full(text, std::string(key) == "with_special");
+    const auto ids = want["ids"].get<std::vector<int64_t>>();
+    const auto tokens = want["tokens"].get<std::vector<std::string>>();
+    std::vector<std::pair<size_t, size_t>> offsets;
+    for (const auto& o : want["offsets"]) offsets.emplace_back(o[0].get<size_t>(), o[1].get<size_t>());
+    const std::string where = label + " " + key + " text " + nlohmann::json(text).dump();
+    if (got.ids != ids) { ADD_FAILURE() << where << ": ids differ"; ++bad; }
+    if (got.tokens != tokens) { ADD_FAILURE() << where << ": tokens differ"; ++bad; }
+    if (got.offsets != offsets) { ADD_FAILURE() << where << ": offsets differ"; ++bad; }
+    if (t.encode(text, std::string(key) == "with_special") != ids) {
+      ADD_FAILURE() << where << ": encode() ids differ from encode_full()";
+      ++bad;
+    }
+    const std::string decoded = t.decode(ids);
+    if (decoded != want["decoded"].get<std::string>()) {
+      ADD_FAILURE() << where << ": decode gives " << nlohmann::json(decoded).dump() << ", HF "
+                    << want["decoded"].dump();
+      ++bad;
+    }
+  }
+  return bad;
+}
+
+void check_fixture(const std::string& name) {
+  const HfTokenizer t = HfTokenizer::read(hf_fixture(name).string());
+  const auto data = load(reference_dir() / (name + "_reference.json"));
+  int bad = 0;
+  for (const auto& c : data["cases"]) bad += check_case(t, c, name);
+  EXPECT_EQ(bad, 0);
+  EXPECT_GE(data["cases"].size(), 30u);
+}
+
+TEST(HfTokenizer, Gpt2MatchesHfReference) {
+  POSLENS_REQUIRE_HF_FIXTURE("gpt2");
+  check_fixture("gpt2");
+}
+
+TEST(HfTokenizer, MistralMatchesHfReference) {
+  POSLENS_REQUIRE_HF_FIXTURE("mistral");
+  check_fixture("mistral");
+}
+
+TEST(HfTokenizer, ComponentsMatchHfReference) {
+  const auto data = load(reference_dir() / "components_reference.json");
+  ASSERT_GE(data["components"].size(), 50u);
+  for (const auto& component : data["components"]) {
+    const std::string name = component["name"];
+    SCOPED_TRACE(name);
+    try {
+      const HfTokenizer t = HfTokenizer::from_json(component["tokenizer"].dump(), name);
+      int bad = 0;
+      for (const auto& c : component["cases"]) bad += check_case(t, c, name);
+      EXPECT_EQ(bad, 0) << name;
+    } catch (const Error& e) {
+      ADD_FAILURE() << name << ": " << e.what();
+    }
+  }
+}
+
+TEST(HfTokenizer, Gpt2IsLossless) {
+  POSLENS_REQUIRE_HF_FIXTURE("gpt2");
+  const HfTokenizer t = HfTokenizer::read(hf_fixture("gpt2").string());
+  const auto data = load(reference_dir() / "gpt2_reference.json");
+  for (const auto& c : data["cases"]) {
+    const std::string text = c["text"];
+    if (text.find("<|endoftext|>") != std::string::npos) continue;  // special: left out
+    EXPECT_EQ(t.decode(t.encode(text, true)), text);
+  }
+}
+
+TEST(HfTokenizer, Gpt2FromVocabAndMergesEqualsTokenizerJson) {
+  POSLENS_REQUIRE_HF_FIXTURE("gpt2");
+  const auto dir = test::fixtures_dir() / "tokenizers/gpt2";
+  const HfTokenizer t = HfTokenizer::from_gpt2_files((dir / "vocab.json").string(),
+                                                     (dir / "merges.txt").string());
+  EXPECT_EQ(t.bos_id(), 50256);
+  EXPECT_EQ(t.eos_id(), 50256);
+  EXPECT_EQ(t.vocab_size(), 50257);
+  const auto data = load(reference_dir() / "gpt2_reference.json");
+  int bad = 0;
+  for (const auto& c : data["cases"]) bad += check_case(t, c, "gpt2 files");
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(HfTokenizer, PiecesTokenTextAndSpecials) {
+  POSLENS_REQUIRE_HF_FIXTURE("mistral");
+  POSLENS_REQUIRE_HF_FIXTURE("gpt2");
+  const HfTokenizer gpt2 = HfTokenizer::read(hf_fixture("gpt2").string());
+  EXPECT_EQ(gpt2.encode("Hello world!", true), (std::vector<int64_t>{15496, 995, 0}));
+  EXPECT_EQ(gpt2.piece(995), "Ġworld");
+  EXPECT_EQ(gpt2.token_text(995), " world");
+  EXPECT_EQ(gpt2.token_text(198), "\n");
+  EXPECT_EQ(gpt2.special_ids(), std::vector<int64_t>{50256});
+  EXPECT_EQ(gpt2.bos_id(), 50256);
+  EXPECT_TRUE(test::Contains(gpt2.describe(), "BPE"));
+
+  const HfTokenizer mistral = HfTokenizer::read(hf_fixture("mistral").string());
+  EXPECT_EQ(mistral.bos_id(), 1);
+  EXPECT_EQ(mistral.eos_id(), 2);  // from tokenizer_config.json beside the file
+  EXPECT_EQ(mistral.special_ids(), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(mistral.vocab_size(), 32000);
+  const int64_t the = mistral.id_of("▁the");
+  ASSERT_GE(the, 0);
+  EXPECT_EQ(mistral.piece(the), "▁the");
+  EXPECT_EQ(mistral.token_text(the), " the");
+  EXPECT_EQ(mistral.token_text(mistral.id_of("<0x0A>")), "\n");
+  EXPECT_EQ(mistral.token_text(1), "<s>");
+  EXPECT_EQ(mistral.encode("Hi", true).front(), 1);
+  EXPECT_NE(mistral.encode("Hi", false).front(), 1);
+  EXPECT_TRUE(test::Contains(test::error_of([&] { mistral.piece(32000); }), "outside the vocabulary"));
+  EXPECT_TRUE(test::Contains(test::error_of([&] { mistral.encode("bad \xff byte", true); }),
+                             "not valid UTF-8"));
+}
+
+}  // namespace
+}  // namespace poslens
