@@ -60,14 +60,14 @@ BpeModel::BpeModel(std::vector<std::string> pieces,
     static const char* hex = "0123456789ABCDEF";
     const std::string name = std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">";
     const auto it = vocab_.find(name);
-    byte_ids_[static_cast<size_t>(b)] = it == vocab_.end() ? -1 : it->second;
+    byte_ids_[static_cast<size_t>(b)] = it == vocab_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);
     all_bytes_ &= it != vocab_.end();
   }
 }
 
 int64_t BpeModel::token_to_id(const std::string& token) const {
   const auto it = vocab_.find(token);
-  return it == vocab_.end() ? -1 : it->second;
+  return it == vocab_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);
 }
 
 const std::string* BpeModel::id_to_token(int64_t id) const {
@@ -210,7 +210,7 @@ WordLevelModel::WordLevelModel(std::vector<std::string> pieces, const std::strin
     : pieces_(std::move(pieces)) {
   vocab_ = index_pieces(pieces_, where + ": model.vocab");
   const auto it = vocab_.find(unk_token);
-  unk_id_ = it == vocab_.end() ? -1 : it->second;
+  unk_id_ = it == vocab_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);
 }
 
 void WordLevelModel::tokenize(std::string_view word, std::vector<ModelToken>& out) const {
@@ -223,7 +223,7 @@ void WordLevelModel::tokenize(std::string_view word, std::vector<ModelToken>& ou
 
 int64_t WordLevelModel::token_to_id(const std::string& token) const {
   const auto it = vocab_.find(token);
-  return it == vocab_.end() ? -1 : it->second;
+  return it == vocab_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);
 }
 
 const std::string* WordLevelModel::id_to_token(int64_t id) const {

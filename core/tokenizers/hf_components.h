@@ -33,6 +33,8 @@ struct Piece {
 /// ids only (tokens and offsets are left empty).
 struct EncodingParts {
   bool details = true;
+  /// The input text: HF post-processes offsets counted in characters (encode_char_offsets).
+  const std::string* input = nullptr;
   std::vector<int64_t> ids;
   std::vector<std::string> tokens;
   std::vector<Span> offsets;

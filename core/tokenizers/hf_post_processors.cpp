@@ -6,7 +6,7 @@
 namespace poslens::hf {
 
 void trim_offsets(EncodingParts& e, bool add_prefix_space) {
-  if (!e.details) return;
+  if (!e.details || e.input == nullptr) return;
   const char32_t space = byte_to_char()[' '];
   for (size_t i = 0; i < e.tokens.size() && i < e.offsets.size(); ++i) {
     const std::string& token = e.tokens[i];
@@ -21,14 +21,26 @@ void trim_offsets(EncodingParts& e, bool add_prefix_space) {
     while (leading < chars.size() && is_space(chars[leading])) ++leading;
     while (trailing < chars.size() && is_space(chars[chars.size() - 1 - trailing])) ++trailing;
     if (leading == 0 && trailing == 0) continue;
+    // HF trims offsets counted in characters of the input (the node binding's char offsets).
     Span& o = e.offsets[i];
+    const std::string& in = *e.input;
     if (leading > 0) {
       const bool first = i == 0 || o.start == 0;
       if (first && add_prefix_space && leading == 1) leading = 0;
-      o.start = std::min<uint32_t>(o.start + static_cast<uint32_t>(leading), o.end);
+      uint32_t start = o.start;
+      for (size_t k = 0; k < leading && start < in.size(); ++k)
+        start += static_cast<uint32_t>(char_length(static_cast<unsigned char>(in[start])));
+      o.start = std::min(start, o.end);
     }
-    if (trailing > 0 && o.end >= trailing)
-      o.end = std::max<uint32_t>(o.end - static_cast<uint32_t>(trailing), o.start);
+    if (trailing > 0) {
+      uint32_t end = o.end;
+      size_t k = 0;
+      for (; k < trailing && end > 0; ++k) {
+        --end;
+        while (end > 0 && (static_cast<unsigned char>(in[end]) & 0xC0) == 0x80) --end;
+      }
+      if (k == trailing) o.end = std::max(end, o.start);  // HF: only when end >= trailing
+    }
   }
 }
 

@@ -178,6 +178,7 @@ void HfTokenizer::encode_parts(const std::string& text, bool add_special,
   if (bad != std::string::npos)
     throw Error("text is not valid UTF-8 (at byte " + std::to_string(bad) + ")");
   if (text.size() >= 0xFFFFFFFFu) throw Error("text is too long to tokenize (4 GiB or more)");
+  out.input = &text;
   auto pieces = added_->extract_and_normalize(text, normalizer_.get());
   if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(pieces);
   std::vector<hf::ModelToken> found;

@@ -49,8 +49,16 @@ int check_case(const HfTokenizer& t, const nlohmann::json& c, const std::string&
     for (const auto& o : want["offsets"]) offsets.emplace_back(o[0].get<size_t>(), o[1].get<size_t>());
     const std::string where = label + " " + key + " text " + nlohmann::json(text).dump();
     if (got.ids != ids) { ADD_FAILURE() << where << ": ids differ"; ++bad; }
-    if (got.tokens != tokens) { ADD_FAILURE() << where << ": tokens differ"; ++bad; }
-    if (got.offsets != offsets) { ADD_FAILURE() << where << ": offsets differ"; ++bad; }
+    if (got.tokens != tokens) {
+      ADD_FAILURE() << where << ": tokens differ: " << nlohmann::json(got.tokens).dump()
+                    << " HF " << want["tokens"].dump();
+      ++bad;
+    }
+    if (got.offsets != offsets) {
+      ADD_FAILURE() << where << ": offsets differ: " << nlohmann::json(got.offsets).dump()
+                    << " HF " << want["offsets"].dump();
+      ++bad;
+    }
     if (t.encode(text, std::string(key) == "with_special") != ids) {
       ADD_FAILURE() << where << ": encode() ids differ from encode_full()";
       ++bad;
