@@ -102,7 +102,7 @@ TEST(Cli, BadInputGivesOneMessageAndNoFile) {
   EXPECT_TRUE(std::filesystem::is_empty(dir)) << "no temporary files left behind";
 }
 
-TEST(Cli, ConvertedFolderRunsWithTokenIdsAndSaysWhyTextFails) {
+TEST(Cli, ConvertedFolderRunsWithTokenIdsAndSaysWhyTextFailsUntilGivenATokenizer) {
   REQUIRE_CLI();
   POSLENS_REQUIRE_STORIES();
   const auto dir = test::scratch_dir();
@@ -114,9 +114,14 @@ TEST(Cli, ConvertedFolderRunsWithTokenIdsAndSaysWhyTextFails) {
   EXPECT_THAT(r.output, HasSubstr("half_split pairs"));
   r = cli("run " + q(dir / "hf") + " --text 'Once upon' --out " + q(dir / "x.h5"));
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.output, HasSubstr("no supported tokenizer"));
+  EXPECT_THAT(r.output, HasSubstr("no tokenizer in"));
+  EXPECT_THAT(r.output, HasSubstr("--tokenizer PATH"));
   r = cli("run " + q(dir / "hf") + " --tokens 1,403,407 --out " + q(dir / "x.h5"));
   EXPECT_EQ(r.code, 0) << r.output;
+  r = cli("run " + q(dir / "hf") + " --tokenizer " + q(test::stories_dir() / "tok512.bin") +
+          " --text 'Once upon' --out " + q(dir / "y.h5"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("tokens (3)"));
 }
 
 TEST(Cli, GenerateTellsAStory) {
