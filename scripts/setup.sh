@@ -9,7 +9,7 @@ packages=(
   libtorch-dev libopenblas0-pthread
   libhdf5-dev ccache hdf5-tools nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev
-  libonig-dev libicu-dev  # HF tokenizer.json: Oniguruma regexes, ICU Unicode data
+  libpcre2-dev libicu-dev  # HF tokenizer.json: PCRE2 regexes, ICU Unicode data
   xvfb xauth imagemagick
   python3-torch python3-h5py python3-numpy
   python3-sentencepiece  # tools/make_spm_reference.py (test data only; never linked)

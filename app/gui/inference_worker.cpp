@@ -190,6 +190,7 @@ void InferenceWorker::open(const JobTicket& job, const QString& path, const QStr
     summary.n_layers = static_cast<int>(loaded->model->config().n_layers);
     summary.n_heads = static_cast<int>(loaded->model->config().n_heads);
     summary.has_tokenizer = loaded->tokenizer != nullptr;
+    summary.tokenizer_note = QString::fromStdString(loaded->tokenizer_note);
     summary.rotary = loaded->model->position_encoding().rotary_info().has_value();
     summary.train_length = static_cast<int>(training_length(loaded->model->config()));
     summary.series_folder = series_folder_of(path);

@@ -19,6 +19,7 @@ struct ModelSummary {
   int n_layers = 0;
   int n_heads = 0;
   bool has_tokenizer = false;
+  QString tokenizer_note;  ///< without a tokenizer: why (none found, or the file's problem)
   /// The per-head maps this model can show, as hook suffixes ("hook_pattern",
   /// "hook_attn_scores", and where the position encoding has them "hook_pos_scores",
   /// "hook_cope_gates", "hook_cope_pos"); the pattern comes first.

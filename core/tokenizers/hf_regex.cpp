@@ -1,8 +1,7 @@
 #include "core/tokenizers/hf_regex.h"
 
-#include <mutex>
-
-#include <oniguruma.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #include "core/base/error.h"
 #include "core/tokenizers/hf_text.h"
@@ -10,39 +9,60 @@
 namespace poslens::hf {
 
 struct Regex::Impl {
-  regex_t* regex = nullptr;
+  pcre2_code* code = nullptr;
 };
 
+// PCRE2 rather than Oniguruma (the engine of HF's `onig` crate): Debian's libonig exports
+// POSIX `regcomp`/`regexec` that replace glibc's in the whole process (GoogleTest's and anyone
+// else's regexes broke). Options give Ruby/Oniguruma's meaning to HF's patterns: UTF-8, Unicode
+// classes for \s \d \w and \p{..} (UCP), `^`/`$` at line boundaries (Ruby's default).
 namespace {
-void initialise_oniguruma() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    OnigEncoding encodings[] = {ONIG_ENCODING_UTF8};
-    onig_initialize(encodings, 1);
-  });
+
+/// `pattern` with Oniguruma's \w (Letter, Mark, Decimal_Number, Connector_Punctuation) spelled
+/// out: PCRE2 before 10.43 (Debian 12 has 10.42) leaves marks out of \w even with UCP, so HF's
+/// Whitespace pre-tokenizer `\w+|[^\w\s]+` would split "e" from a combining accent.
+std::string with_oniguruma_word_class(const std::string& pattern) {
+  static const std::string word = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
+  std::string out;
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      const char next = pattern[++i];
+      if (next == 'w') out += in_class ? word : "[" + word + "]";
+      else if (next == 'W' && !in_class) out += "[^" + word + "]";
+      else (out += c) += next;
+      continue;
+    }
+    if (c == '[' && !in_class) in_class = true;
+    else if (c == ']' && in_class) in_class = false;
+    out += c;
+  }
+  return out;
 }
+
 }  // namespace
 
 Regex::Regex(const std::string& pattern, const std::string& where)
     : impl_(std::make_unique<Impl>()), pattern_(pattern) {
-  initialise_oniguruma();
   if (invalid_utf8_at(pattern) != std::string::npos)
     throw Error(where + ": regex pattern is not valid UTF-8");
-  OnigErrorInfo info;
-  const auto* begin = reinterpret_cast<const OnigUChar*>(pattern.data());
-  const int rc = onig_new(&impl_->regex, begin, begin + pattern.size(), ONIG_OPTION_NONE,
-                          ONIG_ENCODING_UTF8, ONIG_SYNTAX_RUBY, &info);
-  if (rc != ONIG_NORMAL) {
-    OnigUChar message[ONIG_MAX_ERROR_MESSAGE_LEN];
-    onig_error_code_to_str(message, rc, &info);
-    impl_->regex = nullptr;
-    throw Error(where + ": regex /" + pattern + "/ does not compile: " +
-                reinterpret_cast<const char*>(message));
+  int code = 0;
+  PCRE2_SIZE offset = 0;
+  const std::string translated = with_oniguruma_word_class(pattern);
+  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
+                              PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE, &code, &offset, nullptr);
+  if (!impl_->code) {
+    PCRE2_UCHAR message[256];
+    pcre2_get_error_message(code, message, sizeof message);
+    throw Error(where + ": regex /" + pattern + "/ does not compile at offset " +
+                std::to_string(offset) + ": " + reinterpret_cast<const char*>(message));
   }
+  pcre2_jit_compile(impl_->code, PCRE2_JIT_COMPLETE);  // optional: falls back to the interpreter
 }
 
 Regex::~Regex() {
-  if (impl_ && impl_->regex) onig_free(impl_->regex);
+  if (impl_ && impl_->code) pcre2_code_free(impl_->code);
 }
 
 std::string Regex::escape(const std::string& literal) {
@@ -69,19 +89,20 @@ std::string Regex::escape(const std::string& literal) {
 
 void Regex::find_all(std::string_view text, std::vector<std::pair<size_t, size_t>>& out) const {
   out.clear();
-  OnigRegion* region = onig_region_new();
-  const auto* begin = reinterpret_cast<const OnigUChar*>(text.data());
-  const auto* end = begin + text.size();
+  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
+      pcre2_match_data_create_from_pattern(impl_->code, nullptr), &pcre2_match_data_free);
+  const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+  uint32_t options = 0;  // the UTF-8 check runs once, on the first search of the whole text
   size_t last_end = 0;
   bool have_last = false;
   size_t last_match_end = 0;
   while (last_end <= text.size()) {
-    onig_region_clear(region);
-    const int r = onig_search(impl_->regex, begin, end, begin + last_end, end, region,
-                              ONIG_OPTION_NONE);
-    if (r < 0) break;  // ONIG_MISMATCH, or an error (treated as no further match)
-    const auto s = static_cast<size_t>(region->beg[0]);
-    const auto e = static_cast<size_t>(region->end[0]);
+    const int r = pcre2_match(impl_->code, subject, text.size(), last_end, options, match.get(), nullptr);
+    options = PCRE2_NO_UTF_CHECK;
+    if (r < 0) break;  // no further match, or an error (invalid UTF-8: treated as no match)
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
+    const auto s = static_cast<size_t>(ovector[0]);
+    const auto e = static_cast<size_t>(ovector[1]);
     if (s == e && have_last && last_match_end == e) {
       last_end += last_end < text.size() ? char_length(static_cast<unsigned char>(text[last_end])) : 1;
       continue;
@@ -91,7 +112,6 @@ void Regex::find_all(std::string_view text, std::vector<std::pair<size_t, size_t
     last_match_end = e;
     out.emplace_back(s, e);
   }
-  onig_region_free(region, 1);
 }
 
 std::vector<std::pair<std::pair<size_t, size_t>, bool>> Regex::find_matches(

@@ -1,7 +1,8 @@
 #pragma once
-// Oniguruma regular expressions, as HF's `tokenizers` uses them (its SysRegex is the `onig`
-// crate: Ruby syntax, UTF-8, no options). Used by the Split and ByteLevel pre-tokenizers and the
-// Replace normalizer / decoder. Source: tokenizers/src/utils/onig.rs and tokenizer/pattern.rs.
+// Regular expressions as HF's `tokenizers` uses them (its SysRegex is the `onig` crate: Ruby
+// syntax, UTF-8), run with PCRE2 with the options that give HF's patterns Oniguruma's meaning
+// (hf_regex.cpp says why not Oniguruma itself). Used by the Split and ByteLevel pre-tokenizers
+// and the Replace normalizer / decoder. Source: tokenizers/src/utils/onig.rs, tokenizer/pattern.rs.
 #include <memory>
 #include <string>
 #include <string_view>

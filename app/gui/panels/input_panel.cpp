@@ -91,7 +91,7 @@ InputPanel::InputPanel(Session& session) : Panel(session) {
     token_ids_->setChecked(!model.has_tokenizer);
     message_->setText(model.has_tokenizer
                           ? QString()
-                          : tr("This model has no supported tokenizer: enter token ids."));
+                          : tr("No tokenizer: enter token ids. %1").arg(model.tokenizer_note));
     onBusyChanged(this->session().isBusy());
   });
   connect(&session, &Session::busyChanged, this, [this](bool busy) { onBusyChanged(busy); });
