@@ -125,6 +125,20 @@ TEST_F(HeatmapViewTest, HoverAtCellCentreEmitsQueryKeyValue) {
   EXPECT_FLOAT_EQ(static_cast<float>(spy.at(1).at(2).toDouble()), data.at(2, 2));
 }
 
+TEST_F(HeatmapViewTest, HoverNamesEachTokensIdAndRawPieceWhenTheMapHasThem) {
+  HeatmapData data = causalPattern(storyTokens());
+  for (size_t i = 0; i < data.row_labels.size(); ++i) {
+    data.token_ids.push_back(static_cast<int64_t>(100 + i));
+    data.token_pieces.push_back("\u2581piece" + std::to_string(i));
+  }
+  show(data);
+  QSignalSpy spy(&view, &HeatmapView::hovered);
+  hover(3, 1, spy);
+  ASSERT_EQ(spy.count(), 1);
+  EXPECT_EQ(view.hoverText(), QStringLiteral("query 3 ' time' [id 103, piece '\u2581piece3'] \u2192 "
+                                             "key 1 ' upon' [id 101, piece '\u2581piece1']: 0.0861"));
+}
+
 TEST_F(HeatmapViewTest, HoverOnMaskedCellReportsNaN) {
   show(causalPattern(storyTokens()));
   QSignalSpy spy(&view, &HeatmapView::hovered);
