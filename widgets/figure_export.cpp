@@ -181,6 +181,14 @@ bool exportWidget(QWidget& widget, const QString& path, FigureFormat format, con
   }, error);
 }
 
+QString csvField(const QString& text) {
+  if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) &&
+      !text.contains(QLatin1Char('\n')) && !text.contains(QLatin1Char('\r')))
+    return text;
+  return QLatin1Char('"') + QString(text).replace(QLatin1String("\""), QLatin1String("\"\"")) +
+         QLatin1Char('"');
+}
+
 bool writeTextAtomically(const QString& path, const QString& kind, const QString& text,
                          QString* error) {
   return writeAtomically(path, kind, [&](const QString& tmp) {

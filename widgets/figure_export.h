@@ -47,6 +47,10 @@ bool exportPlotsSideBySide(const std::vector<QCustomPlot*>& plots, const QString
 bool exportWidget(QWidget& widget, const QString& path, FigureFormat format, const QString& title,
                   QString* error);
 
+/// One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, quote or line
+/// break; as is otherwise.
+QString csvField(const QString& text);
+
 /// Writes `text` (UTF-8) to `path` atomically; `kind` names the format in messages ("CSV").
 bool writeTextAtomically(const QString& path, const QString& kind, const QString& text,
                          QString* error);

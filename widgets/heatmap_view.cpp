@@ -348,15 +348,6 @@ bool HeatmapView::exportPdf(const QString& path, QString* error, int width, int 
 
 namespace {
 
-/// One CSV field: quoted (with doubled quotes) when it holds a separator, quote or line break.
-QString csvField(const QString& text) {
-  if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) &&
-      !text.contains(QLatin1Char('\n')) && !text.contains(QLatin1Char('\r')))
-    return text;
-  return QLatin1Char('"') + QString(text).replace(QLatin1String("\""), QLatin1String("\"\"")) +
-         QLatin1Char('"');
-}
-
 /// "position:token" of cell `index` of an axis with `cells` cells over `source` positions (a
 /// pooled cell is named by its block's first position).
 QString axisName(int64_t index, int64_t cells, int64_t source, const std::vector<std::string>& labels) {

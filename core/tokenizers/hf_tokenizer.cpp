@@ -60,6 +60,7 @@ TokenizerConfig read_tokenizer_config(const std::string& path) {
   config.bos_token = config_token(root.optional("bos_token"));
   config.eos_token = config_token(root.optional("eos_token"));
   config.add_bos_token = root.bool_or("add_bos_token", false);
+  config.has_add_bos_token = root.has("add_bos_token");
   config.add_eos_token = root.bool_or("add_eos_token", false);
   return config;
 }

@@ -30,6 +30,7 @@ struct EncodingParts;
 struct TokenizerConfig {
   std::string bos_token, eos_token;
   bool add_bos_token = false, add_eos_token = false;
+  bool has_add_bos_token = false;  ///< the file names add_bos_token (else a class default applies)
   bool present = false;  ///< the file was there
 };
 /// Reads `path` if it exists (an absent file gives present=false); throws poslens::Error naming

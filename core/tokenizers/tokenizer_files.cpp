@@ -18,7 +18,7 @@ class SentencePieceWithConfig : public Tokenizer {
  public:
   SentencePieceWithConfig(std::unique_ptr<SentencePieceTokenizer> inner, const TokenizerConfig& config)
       : inner_(std::move(inner)),
-        add_bos_(config.present ? config.add_bos_token : true),
+        add_bos_(config.has_add_bos_token ? config.add_bos_token : true),
         add_eos_(config.present && config.add_eos_token) {}
 
   std::vector<int64_t> encode(const std::string& text, bool add_special) const override {
@@ -48,6 +48,9 @@ class SentencePieceWithConfig : public Tokenizer {
   std::unique_ptr<SentencePieceTokenizer> inner_;
   bool add_bos_, add_eos_;
 };
+
+/// Task vocabularies are far smaller than this (a character set, a few hundred words).
+constexpr uintmax_t kTaskVocabularyBytes = 256 * 1024;
 
 /// N of a llama2.c "tok<N>.bin" (the vocabulary size it was written for), or -1.
 int64_t llama2c_vocab_from_name(const std::string& name) {
@@ -79,13 +82,17 @@ std::unique_ptr<Tokenizer> read_tokenizer(const std::string& path_text, int64_t 
     return std::make_unique<HfTokenizer>(HfTokenizer::from_gpt2_files(path_text, merges.string()));
   }
   if (ext == ".json") {
-    // PosLens's own task vocabularies (a subset of tokenizer.json) keep their own class: the
-    // trainer's tasks check a checkpoint's vocabulary through it.
-    try {
-      return std::make_unique<VocabTokenizer>(VocabTokenizer::read(path_text));
-    } catch (const Error&) {
-      return std::make_unique<HfTokenizer>(HfTokenizer::read(path_text));
+    // PosLens's own task vocabularies (a subset of tokenizer.json, a few KB) keep their own
+    // class: the trainer's tasks check a checkpoint's vocabulary through it. Larger files go
+    // straight to the full reader (the subset reader's JSON parse costs seconds on them).
+    std::error_code ec;
+    if (fs::file_size(path, ec) < kTaskVocabularyBytes && !ec) {
+      try {
+        return std::make_unique<VocabTokenizer>(VocabTokenizer::read(path_text));
+      } catch (const Error&) {  // not the subset: read it in full below
+      }
     }
+    return std::make_unique<HfTokenizer>(HfTokenizer::read(path_text));
   }
   if (ext == ".model") {
     const auto config = read_tokenizer_config((path.parent_path() / "tokenizer_config.json").string());

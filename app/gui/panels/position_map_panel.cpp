@@ -133,13 +133,6 @@ bool PositionMapPanel::exportFigure(const QString& path, FigureFormat format, QS
 
 namespace {
 
-QString csvField(QString text) {
-  if (text.contains(QLatin1Char(',')) || text.contains(QLatin1Char('"')) ||
-      text.contains(QLatin1Char('\n')) || text.contains(QLatin1Char('\r')))
-    text = QLatin1Char('"') + text.replace(QLatin1String("\""), QLatin1String("\"\"")) + QLatin1Char('"');
-  return text;
-}
-
 QString label(const std::vector<std::string>& labels, int64_t position) {
   return position < static_cast<int64_t>(labels.size())
              ? csvField(QString::fromStdString(labels[static_cast<size_t>(position)]))

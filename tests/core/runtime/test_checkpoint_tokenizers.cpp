@@ -86,7 +86,11 @@ TEST(CheckpointTokenizers, HfFolderWithSentencePieceModelTakesText) {
   ASSERT_NE(model.tokenizer, nullptr) << model.tokenizer_note;
   // SentencePiece (python3-sentencepiece) plus BOS, as HF's LlamaTokenizer adds it.
   EXPECT_EQ(encode_text(model, "Hello world!"), (std::vector<int64_t>{1, 15043, 3186, 29991}));
-  // tokenizer_config.json's add_bos_token=false is obeyed.
+  // A tokenizer_config.json without add_bos_token keeps LlamaTokenizer's default (BOS added);
+  // add_bos_token=false is obeyed.
+  std::ofstream(dir / "tokenizer_config.json") << R"({"bos_token": "<s>"})";
+  EXPECT_EQ(load_checkpoint(dir.string(), {"cpu", "float32", ""}).tokenizer->encode("Hello world!", true),
+            (std::vector<int64_t>{1, 15043, 3186, 29991}));
   std::ofstream(dir / "tokenizer_config.json") << R"({"add_bos_token": false, "bos_token": "<s>"})";
   const auto plain = load_checkpoint(dir.string(), {"cpu", "float32", ""});
   EXPECT_EQ(plain.tokenizer->encode("Hello world!", true), (std::vector<int64_t>{15043, 3186, 29991}));
