@@ -108,7 +108,8 @@ std::unique_ptr<PostProcessor> read_post_processor(const Field& field, int64_t v
 std::unique_ptr<Decoder> read_decoder(const Field& field);
 std::unique_ptr<Model> read_model(const Field& field);
 
-/// A Split / Replace pattern ({"String": s} or {"Regex": r}) as an Oniguruma pattern.
+/// A Split / Replace pattern ({"String": s} or {"Regex": r}) as a regex in HF's (Oniguruma)
+/// syntax, which hf_regex.h runs.
 std::string read_pattern(const Field& field);
 SplitBehavior read_behavior(const Field& field);
 
