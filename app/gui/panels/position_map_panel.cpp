@@ -194,10 +194,10 @@ void PositionMapPanel::exportDialog() {
   if (QFileInfo(path).suffix().isEmpty())  // a name without suffix: the chosen filter's
     path += filter.mid(filter.indexOf(QStringLiteral("*.")) + 1).chopped(1);
   QString error;
-  QStringList written;
+  QStringList written{path};
   const bool ok = path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive)
                       ? exportData(path, &written, &error)
-                      : (written = QStringList{path}, exportFigure(path, figureFormatForPath(path), &error));
+                      : exportFigure(path, figureFormatForPath(path), &error);
   if (ok) info_->setText(tr("Wrote %1").arg(written.join(QStringLiteral(", "))));
   else QMessageBox::critical(widget_, tr("Export failed"), error);
 }
