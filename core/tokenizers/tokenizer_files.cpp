@@ -39,7 +39,7 @@ class SentencePieceWithConfig : public Tokenizer {
   std::string token_text(int64_t id) const override { return inner_->token_text(id); }
   std::string decode(const std::vector<int64_t>& ids) const override { return inner_->decode(ids); }
   int64_t vocab_size() const override { return inner_->vocab_size(); }
-  int64_t bos_id() const override { return add_bos_ ? inner_->bos_id() : -1; }
+  int64_t bos_id() const override { return inner_->bos_id(); }
   int64_t eos_id() const override { return inner_->eos_id(); }
   std::vector<int64_t> special_ids() const override { return inner_->special_ids(); }
   std::string describe() const override { return inner_->describe(); }
