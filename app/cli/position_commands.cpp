@@ -40,7 +40,7 @@ Mapped map_input(const CommonOptions& common, const PositionMapCommand& c) {
   return m;
 }
 
-/// A token as a readable quoted label ("\n" shown as ⏎).
+/// A token as a readable quoted label (display_label: "\n" shown as ↵, spaces as ␣).
 std::string quoted_label(const LoadedModel& model, int64_t id) {
   return "\"" + display_label(token_labels(model, {id})[0]) + "\"";
 }
