@@ -12,6 +12,7 @@ namespace poslens::test {
 inline std::filesystem::path fixtures_dir() { return POSLENS_FIXTURES_DIR; }
 
 inline std::filesystem::path stories_dir() { return fixtures_dir() / "stories260K"; }
+inline std::filesystem::path tokenizers_dir() { return fixtures_dir() / "tokenizers"; }
 
 /// A fresh, empty folder under the system temp dir, unique to the running test.
 inline std::filesystem::path scratch_dir() {
@@ -52,5 +53,13 @@ inline ::testing::AssertionResult Contains(const std::string& message, const std
   do {                                                                                      \
     if (!std::filesystem::exists(::poslens::test::stories_dir() / "stories260K.bin"))       \
       GTEST_SKIP() << "fixture absent: " << ::poslens::test::stories_dir()                  \
+                   << " (PosLens tests read ../shared/fixtures; pass -DPOSLENS_FIXTURES_DIR)"; \
+  } while (0)
+
+/// Skips the current test with a clear message when the tokenizer fixtures are absent.
+#define POSLENS_REQUIRE_TOKENIZERS()                                                        \
+  do {                                                                                      \
+    if (!std::filesystem::is_directory(::poslens::test::tokenizers_dir()))                  \
+      GTEST_SKIP() << "fixture absent: " << ::poslens::test::tokenizers_dir()               \
                    << " (PosLens tests read ../shared/fixtures; pass -DPOSLENS_FIXTURES_DIR)"; \
   } while (0)

@@ -66,44 +66,6 @@ bool writeAtomically(const QString& path, const QString& kind,
   return true;
 }
 
-namespace {
-
-bool writeSvg(QCustomPlot& plot, const QString& tmp, int width, int height, const QString& title) {
-  QSvgGenerator generator;
-  generator.setFileName(tmp);
-  generator.setSize(QSize(width, height));
-  generator.setViewBox(QRect(0, 0, width, height));
-  generator.setTitle(title);
-  generator.setDescription(QStringLiteral("PosLens"));
-  QCPPainter painter;
-  if (!painter.begin(&generator)) return false;
-  plot.toPainter(&painter, width, height);
-  return painter.end();
-}
-
-}  // namespace
-
-bool exportPlot(QCustomPlot& plot, const QString& path, FigureFormat format, int width,
-                int height, const QString& title, QString* error) {
-  if (width <= 0 || height <= 0) {
-    const bool laid_out = plot.width() >= 100 && plot.height() >= 100;
-    width = laid_out ? plot.width() : 800;
-    height = laid_out ? plot.height() : 700;
-  }
-  const QString kind = figureSuffix(format).toUpper();
-  return writeAtomically(path, kind, [&](const QString& tmp) {
-    switch (format) {
-      case FigureFormat::Pdf:
-        return plot.savePdf(tmp, width, height, QCP::epAllowCosmetic, QStringLiteral("PosLens"),
-                            title);
-      case FigureFormat::Svg:
-        return writeSvg(plot, tmp, width, height, title);
-      case FigureFormat::Png:
-        break;
-    }
-    return plot.savePng(tmp, width, height);
-  }, error);
-}
 
 namespace {
 
@@ -146,6 +108,30 @@ bool paintTo(const QString& tmp, FigureFormat format, int width, int height, con
 }
 
 }  // namespace
+
+bool exportPlot(QCustomPlot& plot, const QString& path, FigureFormat format, int width,
+                int height, const QString& title, QString* error) {
+  if (width <= 0 || height <= 0) {
+    const bool laid_out = plot.width() >= 100 && plot.height() >= 100;
+    width = laid_out ? plot.width() : 800;
+    height = laid_out ? plot.height() : 700;
+  }
+  const QString kind = figureSuffix(format).toUpper();
+  return writeAtomically(path, kind, [&](const QString& tmp) {
+    switch (format) {
+      case FigureFormat::Pdf:
+        return plot.savePdf(tmp, width, height, QCP::epAllowCosmetic, QStringLiteral("PosLens"),
+                            title);
+      case FigureFormat::Svg:
+        return paintTo(tmp, format, width, height, title,
+                       [&](QCPPainter& painter) { plot.toPainter(&painter, width, height); });
+      case FigureFormat::Png:
+        break;
+    }
+    return plot.savePng(tmp, width, height);
+  }, error);
+}
+
 
 bool exportPlotsSideBySide(const std::vector<QCustomPlot*>& plots, const QString& path,
                            FigureFormat format, int width, int height, const QString& title,

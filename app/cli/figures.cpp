@@ -52,10 +52,13 @@ std::string name_of(const std::string& checkpoint) {
   return std::filesystem::path(checkpoint).filename().string();
 }
 #else
-[[noreturn]] void write(const std::string&, const FrequencyCurves&, const VafSeries&,
-                        const std::vector<FrequencyCurves>& = {}, const FrequencyCurves& = {}) {
+[[noreturn]] void unavailable() {
   throw Error("this poslens-cli was built without Qt (POSLENS_BUILD_GUI=OFF), so --figure is "
               "unavailable; the HDF5 output has every number");
+}
+[[noreturn]] void write(const std::string&, const FrequencyCurves&, const VafSeries&,
+                        const std::vector<FrequencyCurves>& = {}, const FrequencyCurves& = {}) {
+  unavailable();
 }
 std::string name_of(const std::string& checkpoint) { return checkpoint; }
 #endif
@@ -77,7 +80,7 @@ void write_side_by_side(const std::string& path, const HeatmapData& left, const 
 }
 #else
 [[noreturn]] void write_side_by_side(const std::string&, const HeatmapData&, const HeatmapData&) {
-  write("", {}, {});
+  unavailable();
 }
 #endif
 

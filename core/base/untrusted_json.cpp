@@ -10,43 +10,59 @@
 
 namespace poslens {
 
-nlohmann::ordered_json parse_untrusted_json(const char* begin, const char* end,
-                                            const std::string& where, const char* what) {
-  using ojson = nlohmann::ordered_json;
+namespace {
+
+/// The checks of parse_untrusted_json for either object representation.
+template <class Json>
+Json parse_checked(const char* begin, const char* end, const std::string& where, const char* what) {
   std::vector<std::unordered_set<std::string>> open_objects;  // keys seen per open object
   int depth = 0;
-  auto check = [&](int /*depth*/, ojson::parse_event_t event, ojson& parsed) -> bool {
+  using event_t = typename Json::parse_event_t;
+  auto check = [&](int /*depth*/, event_t event, Json& parsed) -> bool {
     switch (event) {
-      case ojson::parse_event_t::object_start:
-      case ojson::parse_event_t::array_start:
+      case event_t::object_start:
+      case event_t::array_start:
         if (++depth > kMaxJsonDepth)
           throw Error(where + ": " + what + " nests deeper than " + std::to_string(kMaxJsonDepth) +
                       " levels");
-        if (event == ojson::parse_event_t::object_start) open_objects.emplace_back();
+        if (event == event_t::object_start) open_objects.emplace_back();
         break;
-      case ojson::parse_event_t::object_end:
+      case event_t::object_end:
         --depth;
         if (!open_objects.empty()) open_objects.pop_back();
         break;
-      case ojson::parse_event_t::array_end:
+      case event_t::array_end:
         --depth;
         break;
-      case ojson::parse_event_t::key:
+      case event_t::key:
         if (!open_objects.empty() && parsed.is_string() &&
-            !open_objects.back().insert(parsed.get_ref<const std::string&>()).second)
+            !open_objects.back().insert(parsed.template get_ref<const std::string&>()).second)
           throw Error(where + ": " + what + " has the key " +
-                      quoted(parsed.get_ref<const std::string&>()) + " twice in one object");
+                      quoted(parsed.template get_ref<const std::string&>()) +
+                      " twice in one object (a key that appears twice would hide the first value)");
         break;
-      case ojson::parse_event_t::value:
+      case event_t::value:
         break;
     }
     return true;
   };
   try {
-    return ojson::parse(begin, end, check, /*allow_exceptions=*/true);
-  } catch (const ojson::exception& e) {
+    return Json::parse(begin, end, check, /*allow_exceptions=*/true);
+  } catch (const nlohmann::json::exception& e) {  // one exception type for both forms
     throw Error(where + ": " + what + " is not valid UTF-8 JSON: " + e.what());
   }
+}
+
+}  // namespace
+
+nlohmann::ordered_json parse_untrusted_json(const char* begin, const char* end,
+                                            const std::string& where, const char* what) {
+  return parse_checked<nlohmann::ordered_json>(begin, end, where, what);
+}
+
+nlohmann::json parse_untrusted_json_sorted(const char* begin, const char* end,
+                                           const std::string& where, const char* what) {
+  return parse_checked<nlohmann::json>(begin, end, where, what);
 }
 
 std::string read_small_file(const std::string& path, std::uint64_t limit) {
@@ -70,9 +86,7 @@ std::string read_small_file(const std::string& path, std::uint64_t limit) {
 
 nlohmann::json read_json_file(const std::string& path, const char* what, std::uint64_t limit) {
   const std::string text = read_small_file(path, limit);
-  // Validated with the limits first; the plain parse of the same bytes then cannot fail.
-  parse_untrusted_json(text.data(), text.data() + text.size(), path, what);
-  return nlohmann::json::parse(text);
+  return parse_untrusted_json_sorted(text.data(), text.data() + text.size(), path, what);
 }
 
 }  // namespace poslens

@@ -47,11 +47,8 @@ bool starts_with_zip_magic(const fs::path& path) {
 }
 
 /// llama2.c keeps its tokenizer beside the model: tokenizer.bin, or tok<vocab>.bin.
-/// (An explicit --tokenizer is read by finish().)
 std::unique_ptr<Tokenizer> find_llama2c_tokenizer(const fs::path& model, int64_t vocab,
-                                                  const std::string& explicit_path,
                                                   std::string& note) {
-  if (!explicit_path.empty()) return nullptr;
   const fs::path dir = model.parent_path();
   for (const fs::path& candidate :
        {dir / "tokenizer.bin", dir / ("tok" + std::to_string(vocab) + ".bin")})
@@ -255,8 +252,8 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
   Llama2cFile source(path_text);
   out.format = "llama2.c";
   const ModelConfig config = llama2c_config(source.header());
-  out.tokenizer = find_llama2c_tokenizer(path, config.vocab_size, options.tokenizer,
-                                         out.tokenizer_note);
+  if (options.tokenizer.empty())  // an explicit --tokenizer is read by finish()
+    out.tokenizer = find_llama2c_tokenizer(path, config.vocab_size, out.tokenizer_note);
   return finish(std::move(out), source, config, options);
 }
 

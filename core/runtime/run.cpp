@@ -47,24 +47,28 @@ std::vector<int64_t> encode_text(const LoadedModel& model, const std::string& te
   return model.tokenizer->encode(text, bos);
 }
 
-std::vector<std::string> token_labels(const LoadedModel& model, const std::vector<int64_t>& ids) {
-  std::vector<std::string> labels;
-  labels.reserve(ids.size());
+namespace {
+
+/// `text(id)` from the model's tokenizer for each id, "#id" without one or outside it.
+template <class Text>
+std::vector<std::string> per_token(const LoadedModel& model, const std::vector<int64_t>& ids,
+                                   Text&& text) {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
   for (const auto id : ids)
-    labels.push_back(model.tokenizer && id < model.tokenizer->vocab_size()
-                         ? model.tokenizer->token_text(id)
-                         : "#" + std::to_string(id));
-  return labels;
+    out.push_back(model.tokenizer && id < model.tokenizer->vocab_size() ? text(*model.tokenizer, id)
+                                                                        : "#" + std::to_string(id));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> token_labels(const LoadedModel& model, const std::vector<int64_t>& ids) {
+  return per_token(model, ids, [](const Tokenizer& t, int64_t id) { return t.token_text(id); });
 }
 
 std::vector<std::string> token_pieces(const LoadedModel& model, const std::vector<int64_t>& ids) {
-  std::vector<std::string> pieces;
-  pieces.reserve(ids.size());
-  for (const auto id : ids)
-    pieces.push_back(model.tokenizer && id < model.tokenizer->vocab_size()
-                         ? model.tokenizer->piece(id)
-                         : "#" + std::to_string(id));
-  return pieces;
+  return per_token(model, ids, [](const Tokenizer& t, int64_t id) { return t.piece(id); });
 }
 
 std::string display_label(const std::string& text) {

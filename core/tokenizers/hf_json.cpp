@@ -1,8 +1,5 @@
 #include "core/tokenizers/hf_json.h"
 
-#include <unordered_set>
-#include <vector>
-
 #include "core/base/error.h"
 #include "core/base/text.h"
 #include "core/base/untrusted_json.h"
@@ -11,41 +8,7 @@
 namespace poslens::hf {
 
 nlohmann::json parse_tokenizer_json(const std::string& text, const std::string& where) {
-  using json = nlohmann::json;
-  std::vector<std::unordered_set<std::string>> open_objects;
-  int depth = 0;
-  auto check = [&](int, json::parse_event_t event, json& parsed) -> bool {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (++depth > kMaxJsonDepth)
-          throw Error(where + ": JSON nests deeper than " + std::to_string(kMaxJsonDepth) +
-                      " levels");
-        if (event == json::parse_event_t::object_start) open_objects.emplace_back();
-        break;
-      case json::parse_event_t::object_end:
-        --depth;
-        if (!open_objects.empty()) open_objects.pop_back();
-        break;
-      case json::parse_event_t::array_end:
-        --depth;
-        break;
-      case json::parse_event_t::key:
-        if (!open_objects.empty() && parsed.is_string() &&
-            !open_objects.back().insert(parsed.get_ref<const std::string&>()).second)
-          throw Error(where + ": the key " + poslens::quoted(parsed.get_ref<const std::string&>()) +
-                      " appears twice in one object");
-        break;
-      case json::parse_event_t::value:
-        break;
-    }
-    return true;
-  };
-  try {
-    return json::parse(text, check, /*allow_exceptions=*/true);
-  } catch (const json::exception& e) {
-    throw Error(where + ": not valid UTF-8 JSON (truncated or damaged?): " + e.what());
-  }
+  return parse_untrusted_json_sorted(text.data(), text.data() + text.size(), where, "the file");
 }
 
 void Field::fail(const std::string& what) const {

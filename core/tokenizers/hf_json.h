@@ -1,7 +1,6 @@
 #pragma once
 // Checked reads of an untrusted tokenizer.json: every error names the file and the field path
-// ("tokenizer.json: pre_tokenizer.pretokenizers[1].pattern: ..."). Also the fast validating
-// parse the large tokenizer files need (a 50k-entry vocabulary object).
+// ("tokenizer.json: pre_tokenizer.pretokenizers[1].pattern: ...").
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,9 +14,8 @@ inline constexpr std::uint64_t kMaxTokenizerFileBytes = 64ull << 20;
 /// Most entries in a vocabulary, merge list or added-token list, and the largest token id.
 inline constexpr int64_t kMaxVocabulary = 1 << 22;
 
-/// Parses untrusted JSON text: depth at most kMaxJsonDepth, no key twice in one object, valid
-/// UTF-8. Throws poslens::Error "<where>: ...". (base's parse_untrusted_json keeps key order in
-/// an ordered_json whose inserts are linear: 2 s for GPT-2's vocabulary; this one is not.)
+/// base's parse_untrusted_json_sorted of a tokenizer file (fast on a 50k-entry vocabulary
+/// object). Throws poslens::Error "<where>: ...".
 nlohmann::json parse_tokenizer_json(const std::string& text, const std::string& where);
 
 /// One value in a JSON document with the path that leads to it, for error messages.

@@ -84,7 +84,7 @@ std::unique_ptr<Tokenizer> read_tokenizer(const std::string& path_text, int64_t 
   if (ext == ".json") {
     // PosLens's own task vocabularies (a subset of tokenizer.json, a few KB) keep their own
     // class: the trainer's tasks check a checkpoint's vocabulary through it. Larger files go
-    // straight to the full reader (the subset reader's JSON parse costs seconds on them).
+    // straight to the full reader instead of being parsed twice.
     std::error_code ec;
     if (fs::file_size(path, ec) < kTaskVocabularyBytes && !ec) {
       try {

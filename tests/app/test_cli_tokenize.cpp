@@ -19,14 +19,8 @@ using test::cli;
 using test::q;
 
 std::string tokenizer(const std::string& rel) {
-  return q(test::fixtures_dir() / "tokenizers" / rel);
+  return q(test::tokenizers_dir() / rel);
 }
-
-#define REQUIRE_TOKENIZERS()                                                                   \
-  do {                                                                                         \
-    if (!std::filesystem::is_directory(test::fixtures_dir() / "tokenizers"))                   \
-      GTEST_SKIP() << "fixture absent: " << test::fixtures_dir() / "tokenizers";             \
-  } while (0)
 
 /// The last line of `output` that starts with `{` (the JSON object), parsed.
 nlohmann::json json_line(const std::string& output) {
@@ -36,7 +30,7 @@ nlohmann::json json_line(const std::string& output) {
 
 TEST(CliTokenize, IdsForEveryFormatAsTheReferenceGivesThem) {
   REQUIRE_CLI();
-  REQUIRE_TOKENIZERS();
+  POSLENS_REQUIRE_TOKENIZERS();
   struct Case {
     std::string path, ids;
   };
@@ -55,7 +49,7 @@ TEST(CliTokenize, IdsForEveryFormatAsTheReferenceGivesThem) {
 
 TEST(CliTokenize, JsonHasIdsPiecesAndByteOffsets) {
   REQUIRE_CLI();
-  REQUIRE_TOKENIZERS();
+  POSLENS_REQUIRE_TOKENIZERS();
   const auto r = cli("tokenize " + tokenizer("mistral") + " --text 'Hello world!' --json");
   ASSERT_EQ(r.code, 0) << r.output;
   const auto j = json_line(r.output);
@@ -69,7 +63,7 @@ TEST(CliTokenize, JsonHasIdsPiecesAndByteOffsets) {
 
 TEST(CliTokenize, DecodeAndErrors) {
   REQUIRE_CLI();
-  REQUIRE_TOKENIZERS();
+  POSLENS_REQUIRE_TOKENIZERS();
   auto r = cli("tokenize " + tokenizer("llama2") + " --decode 1,15043,3186,29991");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("Hello world!\n"));

@@ -70,7 +70,7 @@ HeadsPanel::HeadsPanel(Session& session) : Panel(session) {
   filter_row->addWidget(threshold_, 1);
   filter_row->addWidget(export_);
   layout->addLayout(filter_row);
-  for (QWidget* w : std::initializer_list<QWidget*>{order_, only_, threshold_}) w->setVisible(false);
+  showFilter(false);
   connect(order_, &QComboBox::currentIndexChanged, this, [this](int i) {
     only_->setText(i == 0 ? tr("only ≥") : tr("only ≤"));
     showMetric();
@@ -130,7 +130,7 @@ void HeadsPanel::colourBy(int index) {
     grid_->setMetric({}, {});
     legend_->setVisible(false);
     ranking_->setVisible(false);
-    for (QWidget* w : std::initializer_list<QWidget*>{order_, only_, threshold_}) w->setVisible(false);
+    showFilter(false);
     return;
   }
   if (!metrics_) {
@@ -179,7 +179,11 @@ void HeadsPanel::showMetric() {
     ranking_->addItem(item);
   }
   ranking_->setVisible(true);
-  for (QWidget* w : std::initializer_list<QWidget*>{order_, only_, threshold_}) w->setVisible(true);
+  showFilter(true);
+}
+
+void HeadsPanel::showFilter(bool visible) {
+  for (QWidget* w : std::initializer_list<QWidget*>{order_, only_, threshold_}) w->setVisible(visible);
 }
 
 void HeadsPanel::setSortDescending(bool descending) { order_->setCurrentIndex(descending ? 0 : 1); }

@@ -63,6 +63,8 @@ class HeadsPanel : public Panel {
   QDoubleSpinBox* threshold_ = nullptr;
   QPushButton* export_ = nullptr;
   void exportDialog();
+  /// Shows or hides the sort and filter controls (only while a metric colours the grid).
+  void showFilter(bool visible);
   HeadGrid* grid_ = nullptr;
   std::optional<HeadMetricsSummary> metrics_;
 };

@@ -23,14 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-fs::path tokenizers_dir() { return test::fixtures_dir() / "tokenizers"; }
-
-#define REQUIRE_TOKENIZER_FIXTURES()                                                          \
-  do {                                                                                         \
-    if (!fs::is_directory(tokenizers_dir()))                                                   \
-      GTEST_SKIP() << "fixture absent: " << tokenizers_dir()                                   \
-                   << " (PosLens tests read ../shared/fixtures; pass -DPOSLENS_FIXTURES_DIR)"; \
-  } while (0)
+using test::tokenizers_dir;
 
 /// A random 1-layer HF Llama folder with `vocab` tokens (d_model 16), no tokenizer yet.
 fs::path llama_folder(const std::string& name, int64_t vocab) {
@@ -63,7 +56,7 @@ void copy_in(const fs::path& from, const fs::path& dir) {
 }
 
 TEST(CheckpointTokenizers, HfFolderWithTokenizerJsonTakesText) {
-  REQUIRE_TOKENIZER_FIXTURES();
+  POSLENS_REQUIRE_TOKENIZERS();
   const auto dir = llama_folder("mistral_tok", 32000);
   copy_in(tokenizers_dir() / "mistral" / "tokenizer.json", dir);
   copy_in(tokenizers_dir() / "mistral" / "tokenizer_config.json", dir);
@@ -79,7 +72,7 @@ TEST(CheckpointTokenizers, HfFolderWithTokenizerJsonTakesText) {
 }
 
 TEST(CheckpointTokenizers, HfFolderWithSentencePieceModelTakesText) {
-  REQUIRE_TOKENIZER_FIXTURES();
+  POSLENS_REQUIRE_TOKENIZERS();
   const auto dir = llama_folder("llama_spm", 32000);
   copy_in(tokenizers_dir() / "llama2" / "tokenizer.model", dir);
   const auto model = load_checkpoint(dir.string(), {"cpu", "float32", ""});
@@ -97,7 +90,7 @@ TEST(CheckpointTokenizers, HfFolderWithSentencePieceModelTakesText) {
 }
 
 TEST(CheckpointTokenizers, Gpt2VocabAndMergesAreFoundAndAnExplicitTokenizerWins) {
-  REQUIRE_TOKENIZER_FIXTURES();
+  POSLENS_REQUIRE_TOKENIZERS();
   const auto dir = llama_folder("gpt2_files", 50257);
   copy_in(tokenizers_dir() / "gpt2" / "vocab.json", dir);
   copy_in(tokenizers_dir() / "gpt2" / "merges.txt", dir);
@@ -111,7 +104,7 @@ TEST(CheckpointTokenizers, Gpt2VocabAndMergesAreFoundAndAnExplicitTokenizerWins)
 }
 
 TEST(CheckpointTokenizers, ABrokenOrTooLargeTokenizerLeavesTheModelOpenWithAReason) {
-  REQUIRE_TOKENIZER_FIXTURES();
+  POSLENS_REQUIRE_TOKENIZERS();
   auto dir = llama_folder("broken_tok", 32000);
   std::ofstream(dir / "tokenizer.json") << R"({"model": {"type": "BPE", "vocab": )";
   auto model = load_checkpoint(dir.string(), {"cpu", "float32", ""});
@@ -126,7 +119,7 @@ TEST(CheckpointTokenizers, ABrokenOrTooLargeTokenizerLeavesTheModelOpenWithAReas
 }
 
 TEST(TokenizerFiles, ResolvesFilesAndCheckpointsInTheDocumentedOrder) {
-  REQUIRE_TOKENIZER_FIXTURES();
+  POSLENS_REQUIRE_TOKENIZERS();
   const auto dir = test::scratch_dir() / "order";
   fs::create_directories(dir);
   EXPECT_EQ(find_tokenizer_file(dir.string()), "");
