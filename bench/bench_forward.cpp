@@ -8,8 +8,8 @@
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
-#include <thread>
 
+#include "core/base/threads.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/transformer.h"
 
@@ -91,7 +91,7 @@ BENCHMARK(BM_Forward)
 }  // namespace
 
 int main(int argc, char** argv) {
-  at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  poslens::use_all_cores();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

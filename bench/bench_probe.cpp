@@ -12,9 +12,9 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "core/base/threads.h"
 #include "analysis/rope_probe.h"
 #include "core/runtime/checkpoint.h"
 
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: poslens_bench_probe CHECKPOINT [T] [ROUNDS]\n";
     return 2;
   }
-  at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  poslens::use_all_cores();
   poslens::LoadOptions load;
   load.device = "cpu";
   const auto model = poslens::load_checkpoint(argv[1], load);

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs every Debian package PosLens needs to build, test and run. Idempotent.
-# OpenBLAS matters: without it Debian's LibTorch uses the reference BLAS (~40x slower).
+# OpenBLAS matters: without it Debian's LibTorch uses the reference BLAS (~40x slower). Its
+# OpenMP build is selected: LibTorch's operators run on OpenMP threads, and the pthread build's
+# own spinning threads fight them for the cores (2.7x slower forward on 2 cores;
+# docs/performance.md). core/base/threads.cpp copes when the pthread build is loaded anyway.
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
   qt6-base-dev qt6-svg-dev libqcustomplot-dev
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libopenblas0-openmp
   libhdf5-dev ccache hdf5-tools nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev
   libpcre2-dev libicu-dev  # HF tokenizer.json: PCRE2 regexes, ICU Unicode data
@@ -30,3 +33,17 @@ if ((${#missing[@]})); then
 else
   echo "setup: all packages present"
 fi
+
+# Point libblas/liblapack/libopenblas at the OpenMP build (Debian's alternatives prefer the
+# pthread build when both are installed).
+arch_dir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+for lib in libblas.so.3 liblapack.so.3 libopenblas.so.0; do
+  target="$arch_dir/openblas-openmp/$lib"
+  name="$lib-$(basename "$arch_dir")"
+  if [ -e "$target" ] && [ "$(readlink -f "$arch_dir/$lib")" != "$(readlink -f "$target")" ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    echo "setup: selecting $target for $lib"
+    $SUDO update-alternatives --set "$name" "$target"
+  fi
+done

@@ -3,10 +3,10 @@
 #include <torch/torch.h>
 
 #include <iostream>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 
+#include "core/base/threads.h"
 #include "app/cli/commands.h"
 #include "app/cli/frequency_commands.h"
 #include "app/cli/position_commands.h"
@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
-  at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  poslens::use_all_cores();
   try {
     if (info->parsed()) poslens::cli::info(common, hooks, json);
     if (run_cmd->parsed()) poslens::cli::run(common, run);

@@ -36,15 +36,20 @@ std::vector<double> alibi_slopes(int64_t n_heads) {
 }
 
 at::Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_len, int64_t k_len) {
-  if (slopes.empty()) throw Error("alibi_bias: no slopes (n_heads must be >= 1)");
   if (q_len < 1 || k_len < 1 || q_len > k_len)
     throw Error("alibi_bias: need 1 <= q_len <= k_len, got q_len=" + std::to_string(q_len) +
                 ", k_len=" + std::to_string(k_len));
-  const auto opts = torch::TensorOptions().dtype(torch::kFloat64);
-  const auto i = torch::arange(k_len - q_len, k_len, opts).unsqueeze(1);  // [q, 1]
-  const auto j = torch::arange(0, k_len, opts).unsqueeze(0);              // [1, k]
-  const auto distance = (i - j).clamp_min(0.0);                           // 0 where j > i
-  const auto m = torch::tensor(slopes, opts).view({-1, 1, 1});
+  const auto [i, j] = last_queries_positions(q_len, k_len);
+  return alibi_bias(slopes, i, j);
+}
+
+at::Tensor alibi_bias(const std::vector<double>& slopes, const at::Tensor& i, const at::Tensor& j,
+                      bool symmetric) {
+  if (slopes.empty()) throw Error("alibi_bias: no slopes (n_heads must be >= 1)");
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat64).device(i.device());
+  const auto d = i.to(opts).unsqueeze(1) - j.to(opts).unsqueeze(0);  // [q, k]
+  const auto distance = symmetric ? d.abs() : d.clamp_min(0.0);     // 0 where j > i (causal)
+  const auto m = torch::tensor(slopes, torch::kFloat64).to(i.device()).view({-1, 1, 1});
   return (-m * distance.unsqueeze(0)).to(torch::kFloat32);
 }
 
@@ -56,10 +61,12 @@ std::string AlibiEncoding::describe() const {
          (causal_ ? "" : ", symmetric |i-j|") + ")";
 }
 
-at::Tensor AlibiEncoding::bias(int layer, int64_t T) const {
+at::Tensor AlibiEncoding::bias(int layer, int64_t head_begin, int64_t n_heads,
+                               const at::Tensor& i, const at::Tensor& j) const {
   (void)layer;
-  const auto b = alibi_bias(slopes_, T, T);
-  return causal_ ? b : symmetric_bias(b);
+  const auto first = slopes_.begin() + head_begin;
+  const std::vector<double> heads(first, n_heads < 0 ? slopes_.end() : first + n_heads);
+  return alibi_bias(heads, i, j, /*symmetric=*/!causal_);
 }
 
 ComponentRecipe alibi_recipe(const PositionComponentSpec& spec, const PositionContext& c) {

@@ -27,6 +27,12 @@ std::vector<double> alibi_slopes(int64_t n_heads);
 /// Throws poslens::Error if slopes is empty, q_len < 1, k_len < 1 or q_len > k_len.
 at::Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_len, int64_t k_len);
 
+/// The same for query positions `i` int64 [q] and key positions `j` int64 [k] (any device),
+/// float32 [head, q, k] on i's device: -m_h·max(i - j, 0), or -m_h·|i - j| when `symmetric`.
+/// Throws poslens::Error if slopes is empty.
+at::Tensor alibi_bias(const std::vector<double>& slopes, const at::Tensor& i, const at::Tensor& j,
+                      bool symmetric = false);
+
 /// ALiBi (Press et al. 2022): -m_h (i - j) with alibi_slopes(n_heads). Non-causal models get the
 /// symmetric -m_h |i - j| (the usual bidirectional form); no weights.
 class AlibiEncoding : public RelativeBiasEncoding {
@@ -36,7 +42,8 @@ class AlibiEncoding : public RelativeBiasEncoding {
   std::string describe() const override;
 
  protected:
-  at::Tensor bias(int layer, int64_t T) const override;
+  at::Tensor bias(int layer, int64_t head_begin, int64_t n_heads, const at::Tensor& i,
+                  const at::Tensor& j) const override;
 
  private:
   std::vector<double> slopes_;

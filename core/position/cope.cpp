@@ -22,22 +22,29 @@ CopeOutput cope_positions(const at::Tensor& gate_logits, const at::Tensor& q,
   if (pos_emb.dim() != 2 || pos_emb.size(0) != q.size(3) || pos_emb.size(1) < 1)
     throw Error("cope_positions: pos_emb must be [d=" + std::to_string(q.size(3)) +
                 ", npos_max >= 1], got " + shape_str(pos_emb));
-  const int64_t q_len = q.size(2), k_len = gate_logits.size(3), npos_max = pos_emb.size(1);
+  const int64_t q_len = q.size(2), k_len = gate_logits.size(3);
   if (causal && q_len > k_len)
     throw Error("cope_positions: causal with query length " + std::to_string(q_len) +
                 " > key length " + std::to_string(k_len));
 
   const auto dtype = q.scalar_type();
+  const auto gates = torch::sigmoid(gate_logits.to(dtype) * scale);
+  at::Tensor allowed;
+  if (causal)
+    allowed = torch::ones({q_len, k_len}, torch::TensorOptions().dtype(torch::kBool).device(q.device()))
+                  .tril(k_len - q_len);
+  return cope_from_gates(causal ? gates.masked_fill(allowed.logical_not(), 0) : gates, q, pos_emb,
+                         allowed, mode == CopeLogitScale::DivideAll ? scale : 1.0);
+}
+
+CopeOutput cope_from_gates(const at::Tensor& gates, const at::Tensor& q, const at::Tensor& pos_emb,
+                           const at::Tensor& allowed, double z_scale) {
+  const int64_t npos_max = pos_emb.size(1);
+  const auto dtype = q.scalar_type();
   CopeOutput out;
-  out.gates = torch::sigmoid(gate_logits.to(dtype) * scale);
-  at::Tensor masked;
-  if (causal) {
-    masked = torch::ones({q_len, k_len}, torch::TensorOptions().dtype(torch::kBool).device(q.device()))
-                 .tril(k_len - q_len)
-                 .logical_not();
-    out.gates = out.gates.masked_fill(masked, 0);  // exactly 0, not sigmoid(-inf) rounding
-  }
-  // p_ij = sum_{t >= j} g_it: flip, cumulative sum, flip back (the reference's order).
+  out.gates = gates;
+  // p_ij = sum_{t >= j} g_it: flip, cumulative sum, flip back (the reference's order, and no
+  // cancellation as total − prefix would have on long rows).
   out.positions = out.gates.flip({-1}).cumsum(-1).flip({-1}).clamp_max(double(npos_max - 1));
 
   const auto z_int = torch::matmul(q, pos_emb.to(dtype));  // [B, H, Q, npos_max]: z_i[p]
@@ -46,8 +53,8 @@ CopeOutput cope_positions(const at::Tensor& gate_logits, const at::Tensor& q,
   const auto z_floor = z_int.gather(-1, floor.to(torch::kLong));
   const auto z_ceil = z_int.gather(-1, out.positions.ceil().to(torch::kLong));
   auto z = z_ceil * w + z_floor * (1 - w);
-  if (mode == CopeLogitScale::DivideAll) z = z * scale;
-  if (causal) z = z.masked_fill(masked, 0);
+  if (z_scale != 1.0) z = z * z_scale;
+  if (allowed.defined()) z = z.masked_fill(allowed.logical_not(), 0);
   out.pos_logits = z;
   return out;
 }
@@ -99,33 +106,43 @@ void CopeEncoding::add_score_terms(const AttentionInputs& in, ScoreTerms& out) c
   const auto& w = layers_.at(static_cast<size_t>(in.layer));
   const auto f32 = torch::kFloat32;
   const auto q = in.q.to(f32);
-  at::Tensor gate_logits;
+  const int64_t Hs = in.heads();
+  at::Tensor gate_logits;  // scaled: sigmoid(gate_logit / sqrt(d)) is the gate
   switch (options_.gates) {
     case CopeGateSource::Keys:
-      gate_logits = in.qk;
+      gate_logits = in.scores;  // already scale·q·k
       break;
     case CopeGateSource::SepKeys: {
-      const int64_t B = in.h.size(0), T = in.h.size(1);
-      const auto gate_keys = at::linear(in.h.to(f32), w.gate_proj.to(f32))
-                                 .view({B, T, n_heads_, d_head_})
-                                 .transpose(1, 2);
-      gate_logits = torch::matmul(q, gate_keys.transpose(-1, -2));
+      // W_g h_j for every position and head, [B, H, T, d]: once per layer.
+      const auto gate_keys = in.cached("cope.gate_keys", [&] {
+        const int64_t B = in.h.size(0), T = in.h.size(1);
+        return at::linear(in.h.to(f32), w.gate_proj.to(f32))
+            .view({B, T, n_heads_, d_head_})
+            .transpose(1, 2)
+            .contiguous();
+      });
+      const auto keys = gate_keys.narrow(1, in.head_begin, Hs).narrow(2, in.k_begin, in.k.size(2));
+      gate_logits = torch::matmul(q, keys.transpose(-1, -2)) * in.scale;
       break;
     }
     case CopeGateSource::Values:
-      gate_logits = torch::matmul(q, in.v.to(f32).transpose(-1, -2));
+      gate_logits = torch::matmul(q, in.v.to(f32).transpose(-1, -2)) * in.scale;
       break;
   }
+  const auto gates = torch::sigmoid(gate_logits).masked_fill(in.allowed.logical_not(), 0);
   // CoPE_ALiBi has no embedding: a zero table leaves pos_logits 0 and keeps the positions.
   const auto pos_emb = options_.position == CopePositionTerm::Embedding
                            ? w.pos_emb.to(f32)
                            : torch::zeros({d_head_, options_.npos_max}, q.options());
-  const auto cope = cope_positions(gate_logits, q, pos_emb, in.causal, in.scale, options_.logit_scale);
+  const double z_scale = options_.logit_scale == CopeLogitScale::DivideAll ? in.scale : 1.0;
+  const auto cope = cope_from_gates(gates, q, pos_emb, in.allowed, z_scale);
   out.cope_gates = cope.gates;
   out.cope_positions = cope.positions;
-  ScoreTerms::add(out.position, options_.position == CopePositionTerm::Embedding
-                                    ? cope.pos_logits
-                                    : cope_alibi_term(cope.positions, w.slopes.to(f32)));
+  ScoreTerms::add(out.position,
+                  options_.position == CopePositionTerm::Embedding
+                      ? cope.pos_logits
+                      : cope_alibi_term(cope.positions,
+                                        w.slopes.to(f32).narrow(0, in.head_begin, Hs)));
 }
 
 ComponentRecipe cope_recipe(const PositionComponentSpec& spec, const PositionContext& c) {

@@ -46,6 +46,12 @@ CopeOutput cope_positions(const at::Tensor& gate_logits, const at::Tensor& q,
 
 /// Test references (not on the runtime path): a second, direct form of a formula the runtime
 /// computes elsewhere, kept so tests can check the runtime against it. Never call from core.
+/// The same from gates already computed, for one block of whole rows: gates float [B, H, Q, K]
+/// (0 where `allowed` [Q, K] is false), q [B, H, Q, d] the rows' queries, z_scale the factor on
+/// z (scale for DivideAll, 1 for NoDiv). Masked entries of positions and z are 0.
+CopeOutput cope_from_gates(const at::Tensor& gates, const at::Tensor& q, const at::Tensor& pos_emb,
+                           const at::Tensor& allowed, double z_scale);
+
 namespace reference {
 /// The logits before masking: qk · scale + cope.pos_logits, which is (qk + z)·scale for
 /// DivideAll and qk·scale + z for NoDiv. qk [B, H, Q, K] raw q_i·k_j.
@@ -101,6 +107,9 @@ class CopeEncoding : public PositionEncoding {
   void add_score_terms(const AttentionInputs& in, ScoreTerms& out) const override;
   bool has_position_scores() const override { return true; }
   bool has_cope() const override { return true; }
+  bool needs_whole_rows() const override { return true; }  // p_ij sums every later key's gate
+  bool scores_read_block_input() const override { return options_.gates == CopeGateSource::SepKeys; }
+  bool scores_read_values() const override { return options_.gates == CopeGateSource::Values; }
   const CopeEncoding* cope() const override { return this; }
   const CopeOptions& options() const { return options_; }
   /// Layer `layer`'s weights (pos_emb [d_head, npos_max], gate_proj, slopes [n_heads]).

@@ -28,13 +28,20 @@ at::Tensor fire_normalized_distance(double c, double l_thr, int64_t q_len, int64
 at::Tensor fire_normalized_distance(const at::Tensor& c, const at::Tensor& l_thr, int64_t q_len,
                                     int64_t k_len) {
   check_lengths("fire_normalized_distance", q_len, k_len);
+  const auto [i, j] = last_queries_positions(q_len, k_len);
+  const auto device = c.defined() ? c.device() : c10::Device(c10::kCPU);
+  return fire_normalized_distance(c, l_thr, i.to(device), j.to(device));
+}
+
+at::Tensor fire_normalized_distance(const at::Tensor& c, const at::Tensor& l_thr,
+                                    const at::Tensor& i_pos, const at::Tensor& j_pos) {
   if (!c.defined() || !l_thr.defined() || c.numel() != 1 || l_thr.numel() != 1)
     throw Error("fire_normalized_distance: c and L_thr must be one-element tensors");
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(c.device());
   const auto abs_c = c.to(f64).abs().reshape({});
   const auto threshold = l_thr.to(f64).abs().reshape({});
-  const auto i = torch::arange(k_len - q_len, k_len, f64).unsqueeze(1);  // [q, 1]
-  const auto j = torch::arange(0, k_len, f64).unsqueeze(0);              // [1, k]
+  const auto i = i_pos.to(f64).unsqueeze(1);  // [q, 1]
+  const auto j = j_pos.to(f64).unsqueeze(0);  // [1, k]
   const auto distance = (i - j).clamp_min(0.0);  // 0 where j > i
   const auto psi_distance = torch::log1p(abs_c * distance);
   const auto normalizer = torch::log1p(abs_c * torch::maximum(i, threshold)) + kFireEps;
@@ -42,6 +49,14 @@ at::Tensor fire_normalized_distance(const at::Tensor& c, const at::Tensor& l_thr
 }
 
 at::Tensor fire_bias(const FireParams& params, int64_t q_len, int64_t k_len) {
+  check_lengths("fire_bias", q_len, k_len);
+  const auto [i, j] = last_queries_positions(q_len, k_len);
+  const auto device = params.w1.defined() ? params.w1.device() : c10::Device(c10::kCPU);
+  return fire_bias(params, i.to(device), j.to(device));
+}
+
+at::Tensor fire_bias(const FireParams& params, const at::Tensor& i, const at::Tensor& j,
+                     int64_t head_begin, int64_t n_heads) {
   const auto& w1 = params.w1;
   const auto& b1 = params.b1;
   const auto& w2 = params.w2;
@@ -57,18 +72,18 @@ at::Tensor fire_bias(const FireParams& params, int64_t q_len, int64_t k_len) {
     throw Error("fire_bias: w2 must be [n_heads, hidden=" + std::to_string(hidden) + "]");
   if (b2.dim() != 1 || b2.size(0) != w2.size(0))
     throw Error("fire_bias: b2 must be [n_heads=" + std::to_string(w2.size(0)) + "]");
-  check_lengths("fire_bias", q_len, k_len);
+  const int64_t heads = n_heads < 0 ? w2.size(0) : n_heads;
 
   const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(w1.device());
-  const auto x = fire_normalized_distance(params.c, params.l_thr, q_len, k_len)
+  const auto ip = i.to(w1.device()), jp = j.to(w1.device());
+  const auto x = fire_normalized_distance(params.c, params.l_thr, ip, jp)
                      .to(f32)
                      .unsqueeze(-1);                                        // [q, k, 1]
   const auto h = torch::relu(torch::linear(x, w1.to(f32), b1.to(f32)));    // [q, k, hidden]
-  const auto out = torch::linear(h, w2.to(f32), b2.to(f32));               // [q, k, H]
+  const auto out = torch::linear(h, w2.narrow(0, head_begin, heads).to(f32),
+                                 b2.narrow(0, head_begin, heads).to(f32));  // [q, k, H]
   // Future keys: 0 (see the header).
-  const auto future = (torch::arange(k_len - q_len, k_len, f32).unsqueeze(1) <
-                       torch::arange(0, k_len, f32).unsqueeze(0))
-                          .unsqueeze(-1);
+  const auto future = (ip.unsqueeze(1) < jp.unsqueeze(0)).unsqueeze(-1);
   return out.masked_fill(future, 0.0).permute({2, 0, 1}).contiguous();
 }
 
@@ -79,8 +94,9 @@ std::string FireEncoding::describe() const {
   return "FIRE (MLP width " + std::to_string(params_.front().w1.size(0)) + ", " + describe_sharing(shared_) + ")";
 }
 
-at::Tensor FireEncoding::bias(int layer, int64_t T) const {
-  return fire_bias(params_.at(static_cast<size_t>(layer)), T, T);
+at::Tensor FireEncoding::bias(int layer, int64_t head_begin, int64_t n_heads,
+                              const at::Tensor& i, const at::Tensor& j) const {
+  return fire_bias(params_.at(static_cast<size_t>(layer)), i, j, head_begin, n_heads);
 }
 
 ComponentRecipe fire_recipe(const PositionComponentSpec& spec, const PositionContext& c) {

@@ -35,12 +35,21 @@ inline constexpr double kFireEps = 1e-6;
 /// w2 [H,hidden], b2 [H]), q_len < 1, k_len < 1 or q_len > k_len.
 at::Tensor fire_bias(const FireParams& params, int64_t q_len, int64_t k_len);
 
+/// The same for query positions `i` int64 [q] and key positions `j` int64 [k], heads
+/// [head_begin, head_begin + n_heads) of the MLP's outputs (n_heads = -1: all): float32
+/// [n_heads, q, k] on w1's device. Throws as fire_bias.
+at::Tensor fire_bias(const FireParams& params, const at::Tensor& i, const at::Tensor& j,
+                     int64_t head_begin = 0, int64_t n_heads = -1);
+
 /// The normalised distances x of fire_bias, float64 [q_pos, k_pos] (0 where j > i), for views
 /// that plot the MLP's input. Same arguments and errors as fire_bias (weights unused).
 at::Tensor fire_normalized_distance(double c, double l_thr, int64_t q_len, int64_t k_len);
 /// The same with c and L_thr as one-element tensors (differentiable in both), on c's device.
 at::Tensor fire_normalized_distance(const at::Tensor& c, const at::Tensor& l_thr, int64_t q_len,
                                     int64_t k_len);
+/// The same for positions `i` int64 [q] and `j` int64 [k], float64 [q, k] on c's device.
+at::Tensor fire_normalized_distance(const at::Tensor& c, const at::Tensor& l_thr,
+                                    const at::Tensor& i, const at::Tensor& j);
 
 /// FIRE (Li et al. 2024) with one FireParams per layer. Causal models only (the normaliser
 /// psi(max(L_thr, i)) is defined for keys up to the query).
@@ -50,7 +59,8 @@ class FireEncoding : public RelativeBiasEncoding {
   std::string describe() const override;
 
  protected:
-  at::Tensor bias(int layer, int64_t T) const override;
+  at::Tensor bias(int layer, int64_t head_begin, int64_t n_heads, const at::Tensor& i,
+                  const at::Tensor& j) const override;
 
  private:
   std::vector<FireParams> params_;

@@ -13,16 +13,21 @@ std::string to_string(KerpleVariant variant) {
 
 at::Tensor kerple_bias(KerpleVariant variant, const at::Tensor& p, const at::Tensor& a,
                        int64_t q_len, int64_t k_len) {
-  if (!p.defined() || !a.defined() || p.dim() != 1 || a.dim() != 1 || p.size(0) < 1 ||
-      p.size(0) != a.size(0))
-    throw Error("kerple_bias: p and a must both be [n_heads] with n_heads >= 1");
   if (q_len < 1 || k_len < 1 || q_len > k_len)
     throw Error("kerple_bias: need 1 <= q_len <= k_len, got q_len=" + std::to_string(q_len) +
                 ", k_len=" + std::to_string(k_len));
+  const auto [i, j] = last_queries_positions(q_len, k_len);
+  return kerple_bias(variant, p, a, i, j);
+}
+
+at::Tensor kerple_bias(KerpleVariant variant, const at::Tensor& p, const at::Tensor& a,
+                       const at::Tensor& i, const at::Tensor& j, bool symmetric) {
+  if (!p.defined() || !a.defined() || p.dim() != 1 || a.dim() != 1 || p.size(0) < 1 ||
+      p.size(0) != a.size(0))
+    throw Error("kerple_bias: p and a must both be [n_heads] with n_heads >= 1");
   const auto opts = torch::TensorOptions().dtype(torch::kFloat64).device(p.device());
-  const auto i = torch::arange(k_len - q_len, k_len, opts).unsqueeze(1);
-  const auto j = torch::arange(0, k_len, opts).unsqueeze(0);
-  const auto distance = (i - j).clamp_min(0.0).unsqueeze(0);  // [1, q, k]
+  const auto d = i.to(opts).unsqueeze(1) - j.to(opts).unsqueeze(0);
+  const auto distance = (symmetric ? d.abs() : d.clamp_min(0.0)).unsqueeze(0);  // [1, q, k]
   const auto pp = p.to(opts).clamp_min(1e-2).view({-1, 1, 1});
   const auto aa = a.to(opts).clamp_min(1e-2).view({-1, 1, 1});
   const auto bias = variant == KerpleVariant::Log ? -pp * torch::log1p(aa * distance)
@@ -38,10 +43,16 @@ std::string KerpleEncoding::describe() const {
   return "KERPLE (" + to_string(variant_) + ", " + describe_sharing(shared_) + ")";
 }
 
-at::Tensor KerpleEncoding::bias(int layer, int64_t T) const {
+at::Tensor KerpleEncoding::bias(int layer, int64_t head_begin, int64_t n_heads,
+                                const at::Tensor& i, const at::Tensor& j) const {
   const auto l = static_cast<size_t>(layer);
-  const auto b = kerple_bias(variant_, p_.at(l).to(torch::kFloat32), a_.at(l).to(torch::kFloat32), T, T);
-  return causal_ ? b : symmetric_bias(b);
+  auto p = p_.at(l), a = a_.at(l);
+  if (n_heads >= 0) {
+    p = p.narrow(0, head_begin, n_heads);
+    a = a.narrow(0, head_begin, n_heads);
+  }
+  return kerple_bias(variant_, p.to(i.device(), torch::kFloat32), a.to(i.device(), torch::kFloat32),
+                     i, j, /*symmetric=*/!causal_);
 }
 
 ComponentRecipe kerple_recipe(const PositionComponentSpec& spec, const PositionContext& c) {

@@ -30,6 +30,12 @@ std::string to_string(KerpleVariant variant);
 at::Tensor kerple_bias(KerpleVariant variant, const at::Tensor& p, const at::Tensor& a,
                        int64_t q_len, int64_t k_len);
 
+/// The same for query positions `i` int64 [q] and key positions `j` int64 [k] (distance
+/// max(i - j, 0), or |i - j| when `symmetric`), float32 [n_heads, q, k] on p's device.
+/// Throws poslens::Error if p and a are not 1-D of the same size >= 1.
+at::Tensor kerple_bias(KerpleVariant variant, const at::Tensor& p, const at::Tensor& a,
+                       const at::Tensor& i, const at::Tensor& j, bool symmetric = false);
+
 /// KERPLE (chijames/KERPLE) with per-head p, a [n_heads] per layer. Non-causal models get the
 /// kernel of |i - j| (it depends on the distance only).
 class KerpleEncoding : public RelativeBiasEncoding {
@@ -39,7 +45,8 @@ class KerpleEncoding : public RelativeBiasEncoding {
   std::string describe() const override;
 
  protected:
-  at::Tensor bias(int layer, int64_t T) const override;
+  at::Tensor bias(int layer, int64_t head_begin, int64_t n_heads, const at::Tensor& i,
+                  const at::Tensor& j) const override;
 
  private:
   KerpleVariant variant_;

@@ -16,6 +16,17 @@ bool any_of(const std::vector<std::unique_ptr<PositionEncoding>>& parts, Pred pr
 
 }  // namespace
 
+at::Tensor LayerCache::get(const std::string& key, const std::function<at::Tensor()>& make) {
+  auto it = tensors_.find(key);
+  if (it == tensors_.end()) it = tensors_.emplace(key, make()).first;
+  return it->second;
+}
+
+at::Tensor AttentionInputs::cached(const std::string& key,
+                                   const std::function<at::Tensor()>& make) const {
+  return cache ? cache->get(key, make) : make();
+}
+
 void ScoreTerms::add(at::Tensor& slot, const at::Tensor& term) {
   if (!term.defined()) return;
   slot = slot.defined() ? slot + term : term;
@@ -75,10 +86,22 @@ void ComposedEncoding::add_score_terms(const AttentionInputs& in, ScoreTerms& ou
   for (const auto& p : parts_) p->add_score_terms(in, out);
 }
 
-at::Tensor ComposedEncoding::value_term(int layer, const at::Tensor& pattern) const {
+at::Tensor ComposedEncoding::value_term(const AttentionInputs& in, const at::Tensor& weights) const {
   at::Tensor sum;
-  for (const auto& p : parts_) ScoreTerms::add(sum, p->value_term(layer, pattern));
+  for (const auto& p : parts_) ScoreTerms::add(sum, p->value_term(in, weights));
   return sum;
+}
+bool ComposedEncoding::has_value_term() const {
+  return any_of(parts_, [](const PositionEncoding& p) { return p.has_value_term(); });
+}
+bool ComposedEncoding::scores_read_block_input() const {
+  return any_of(parts_, [](const PositionEncoding& p) { return p.scores_read_block_input(); });
+}
+bool ComposedEncoding::scores_read_values() const {
+  return any_of(parts_, [](const PositionEncoding& p) { return p.scores_read_values(); });
+}
+bool ComposedEncoding::needs_whole_rows() const {
+  return any_of(parts_, [](const PositionEncoding& p) { return p.needs_whole_rows(); });
 }
 
 at::Tensor ComposedEncoding::static_position_scores(int layer, int64_t T) const {

@@ -4,6 +4,8 @@
 // q and k (rotary), the attention logits (additive biases, Shaw, Transformer-XL, CoPE) and the
 // attention output (Shaw's value table). One component per method of SPEC.md §2; a model's
 // encoding is a list of them (CoPE+RoPE, CoPE+T5, ...) composed by ComposedEncoding.
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,16 +17,44 @@
 
 namespace poslens {
 
-/// What one attention layer gives the score terms. All attention tensors have the query-head
-/// count (k and v already repeated for GQA).
+/// Per-layer tensors that score terms compute once and reuse for every query block of the
+/// layer (CoPE's sep-key gate keys, Transformer-XL's projected distance table): a layer is
+/// computed in many blocks, and these cost O(T·d) each, not O(block).
+class LayerCache {
+ public:
+  /// The tensor stored under `key`, made by `make()` the first time it is asked for.
+  at::Tensor get(const std::string& key, const std::function<at::Tensor()>& make);
+
+ private:
+  std::map<std::string, at::Tensor> tensors_;
+};
+
+/// What attention gives the score terms for one block: query rows [q_begin, q_begin + rows)
+/// of heads [head_begin, head_begin + heads) against keys [k_begin, k_begin + keys). Every
+/// key the rows may see lies inside the block (whole rows) unless the runtime streams keys
+/// in chunks (then the terms must depend only on (i, j) and the block's tensors, which all
+/// terms except CoPE's do). All attention tensors have the block's query heads (k and v
+/// repeated for GQA).
 struct AttentionInputs {
   int layer = 0;
-  at::Tensor h;        ///< normalised block input [batch, pos, d_model] (CoPE sep-keys)
-  at::Tensor q, k, v;  ///< [batch, head, pos, d_head], q and k after any rotation
-  at::Tensor qk;       ///< raw q·k, float32 [batch, head, q_pos, k_pos]
-  at::Tensor allowed;  ///< bool [q_pos, k_pos]: key j visible to query i
+  int64_t head_begin = 0;  ///< the block's first head among the model's n_heads
+  at::Tensor h;        ///< normalised block input of the WHOLE sequence [batch, pos, d_model]
+                       ///< (CoPE sep-keys); undefined when the encoding does not read it
+  at::Tensor q;        ///< [batch, head, rows, d_head], after any rotation
+  at::Tensor k, v;     ///< [batch, head, keys, d_head], k after any rotation
+  at::Tensor scores;   ///< scale·q·k, float32 [batch, head, rows, keys]
+  at::Tensor allowed;  ///< bool [rows, keys]: key j visible to query i
+  at::Tensor q_pos;    ///< int64 [rows]: absolute positions of the rows (q_begin + r)
+  at::Tensor k_pos;    ///< int64 [keys]: absolute positions of the keys (k_begin + c)
+  int64_t q_begin = 0, k_begin = 0;
+  int64_t length = 0;  ///< T, positions of the whole sequence
   double scale = 1.0;  ///< the model's attention scale (1/sqrt(d_head) unless configured)
   bool causal = true;
+  LayerCache* cache = nullptr;  ///< the layer's cache (never null from the runtime)
+
+  int64_t heads() const { return q.size(1); }
+  /// cache->get(key, make), or make() without a cache.
+  at::Tensor cached(const std::string& key, const std::function<at::Tensor()>& make) const;
 };
 
 /// Terms a component adds to the logits, all float32 [batch or 1, head, q_pos, k_pos].
@@ -98,13 +128,24 @@ class PositionEncoding {
   /// True when add_score_terms() sets the CoPE fields (hook_cope_gates, hook_cope_pos).
   virtual bool has_cope() const { return false; }
 
-  /// Term added to the attention output z, [batch, head, q_pos, d_head], from the float32
-  /// pattern [batch, head, q_pos, k_pos] (Shaw's value table); undefined when none.
-  virtual at::Tensor value_term(int layer, const at::Tensor& pattern) const {
-    (void)layer;
-    (void)pattern;
+  /// Term added to the attention output z, float32 [batch, head, rows, d_head], from float32
+  /// attention weights [batch, head, rows, keys] of the block `in` (Shaw's value table). The
+  /// term is linear in the weights, so the runtime may pass unnormalised weights of a key chunk
+  /// (online softmax) and rescale the sum. Undefined when none.
+  virtual at::Tensor value_term(const AttentionInputs& in, const at::Tensor& weights) const {
+    (void)in;
+    (void)weights;
     return {};
   }
+  /// True when value_term() adds something.
+  virtual bool has_value_term() const { return false; }
+  /// True when add_score_terms() reads AttentionInputs::h (CoPE sep-keys) or v (CoPE
+  /// val-gates): whoever recomputes maps later must keep them.
+  virtual bool scores_read_block_input() const { return false; }
+  virtual bool scores_read_values() const { return false; }
+  /// True when add_score_terms() needs every visible key of a row at once (CoPE's cumulative
+  /// gate sum): such layers are never computed in key chunks.
+  virtual bool needs_whole_rows() const { return false; }
 
   // ---- What analyses read (SPEC.md §3), without running the model ----
 
@@ -155,7 +196,11 @@ class ComposedEncoding : public PositionEncoding {
   void add_score_terms(const AttentionInputs& in, ScoreTerms& out) const override;
   bool has_position_scores() const override;
   bool has_cope() const override;
-  at::Tensor value_term(int layer, const at::Tensor& pattern) const override;
+  at::Tensor value_term(const AttentionInputs& in, const at::Tensor& weights) const override;
+  bool has_value_term() const override;
+  bool scores_read_block_input() const override;
+  bool scores_read_values() const override;
+  bool needs_whole_rows() const override;
   /// The sum of the parts' static scores (undefined when no part has any).
   at::Tensor static_position_scores(int layer, int64_t T) const override;
   std::optional<RotaryInfo> rotary_info(int64_t seq_len = 0) const override;

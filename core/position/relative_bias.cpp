@@ -6,17 +6,20 @@
 
 namespace poslens {
 
-/// A causal bias b[h, i, j] (0 for j > i) made symmetric: b[h, i, j] for j <= i, b[h, j, i]
-/// for j > i — the bias of |i - j| when b depends on the distance only.
-at::Tensor symmetric_bias(const at::Tensor& causal_bias) {
-  return causal_bias + causal_bias.transpose(-1, -2).triu(1);
-}
-
 std::string describe_sharing(bool shared) { return shared ? "shared across layers" : "per layer"; }
 
+std::pair<at::Tensor, at::Tensor> last_queries_positions(int64_t q_len, int64_t k_len) {
+  return {torch::arange(k_len - q_len, k_len, torch::kLong), torch::arange(k_len, torch::kLong)};
+}
+
 void RelativeBiasEncoding::add_score_terms(const AttentionInputs& in, ScoreTerms& out) const {
-  const int64_t T = in.qk.size(-1);
-  ScoreTerms::add(out.position, bias(in.layer, T).to(in.qk.device(), torch::kFloat32).unsqueeze(0));
+  const auto b = bias(in.layer, in.head_begin, in.heads(), in.q_pos, in.k_pos);
+  ScoreTerms::add(out.position, b.to(in.scores.device(), torch::kFloat32).unsqueeze(0));
+}
+
+at::Tensor RelativeBiasEncoding::static_position_scores(int layer, int64_t T) const {
+  const auto positions = torch::arange(T, torch::kLong);
+  return bias(layer, 0, -1, positions, positions);
 }
 
 }  // namespace poslens

@@ -48,19 +48,24 @@ at::Tensor t5_relative_position_bucket(const at::Tensor& relative_position, bool
 
 at::Tensor t5_bias(const at::Tensor& table, int64_t q_len, int64_t k_len, bool bidirectional,
                    int64_t num_buckets, int64_t max_distance) {
-  if (!table.defined() || table.dim() != 2 || table.size(0) != num_buckets)
-    throw Error("t5_bias: table must be [num_buckets=" + std::to_string(num_buckets) +
-                ", n_heads]");
   if (q_len < 1 || k_len < 1 || q_len > k_len)
     throw Error("t5_bias: need 1 <= q_len <= k_len, got q_len=" + std::to_string(q_len) +
                 ", k_len=" + std::to_string(k_len));
-  const auto i = torch::arange(k_len - q_len, k_len, torch::kLong).unsqueeze(1);
-  const auto j = torch::arange(0, k_len, torch::kLong).unsqueeze(0);
-  const auto buckets =
-      t5_relative_position_bucket(j - i, bidirectional, num_buckets, max_distance);  // [q, k]
-  const auto t = table.to(torch::kCPU, torch::kFloat32);
-  const auto values = t.index_select(0, buckets.flatten()).view({q_len, k_len, t.size(1)});
-  return values.permute({2, 0, 1}).contiguous().to(table.device());
+  const auto [i, j] = last_queries_positions(q_len, k_len);
+  return t5_bias(table.to(torch::kCPU), i, j, bidirectional, num_buckets, max_distance)
+      .to(table.device());
+}
+
+at::Tensor t5_bias(const at::Tensor& table, const at::Tensor& i, const at::Tensor& j,
+                   bool bidirectional, int64_t num_buckets, int64_t max_distance) {
+  if (!table.defined() || table.dim() != 2 || table.size(0) != num_buckets)
+    throw Error("t5_bias: table must be [num_buckets=" + std::to_string(num_buckets) +
+                ", n_heads]");
+  const auto buckets = t5_relative_position_bucket(j.unsqueeze(0) - i.unsqueeze(1), bidirectional,
+                                                   num_buckets, max_distance);  // [q, k]
+  const auto t = table.to(i.device(), torch::kFloat32).t().contiguous();        // [H, buckets]
+  // [H, q·k] gathered by bucket: one pass over the block, whatever the head count.
+  return t.index_select(1, buckets.flatten()).view({t.size(0), i.size(0), j.size(0)});
 }
 
 T5BiasEncoding::T5BiasEncoding(std::vector<at::Tensor> tables, bool bidirectional,
@@ -81,9 +86,11 @@ std::string T5BiasEncoding::describe() const {
          describe_sharing(shared_) + ")";
 }
 
-at::Tensor T5BiasEncoding::bias(int layer, int64_t T) const {
-  return t5_bias(tables_.at(static_cast<size_t>(layer)).to(torch::kFloat32), T, T, bidirectional_,
-                 num_buckets_, max_distance_);
+at::Tensor T5BiasEncoding::bias(int layer, int64_t head_begin, int64_t n_heads,
+                                const at::Tensor& i, const at::Tensor& j) const {
+  auto table = tables_.at(static_cast<size_t>(layer));
+  if (n_heads >= 0) table = table.narrow(1, head_begin, n_heads);
+  return t5_bias(table, i, j, bidirectional_, num_buckets_, max_distance_);
 }
 
 ComponentRecipe t5_recipe(const PositionComponentSpec& spec, const PositionContext& c) {

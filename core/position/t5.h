@@ -32,6 +32,11 @@ at::Tensor t5_relative_position_bucket(const at::Tensor& relative_position, bool
 at::Tensor t5_bias(const at::Tensor& table, int64_t q_len, int64_t k_len, bool bidirectional,
                    int64_t num_buckets, int64_t max_distance);
 
+/// The same for query positions `i` int64 [q] and key positions `j` int64 [k]: float32
+/// [n_heads, q, k] with table[bucket(j - i), h], on i's device. Throws as t5_bias.
+at::Tensor t5_bias(const at::Tensor& table, const at::Tensor& i, const at::Tensor& j,
+                   bool bidirectional, int64_t num_buckets, int64_t max_distance);
+
 /// T5 bucket bias (HF T5Attention.compute_bias): table[bucket(j - i), h], one table per layer
 /// or one for all (`tables` has n_layers entries, possibly the same tensor).
 class T5BiasEncoding : public RelativeBiasEncoding {
@@ -43,7 +48,8 @@ class T5BiasEncoding : public RelativeBiasEncoding {
   std::string describe() const override;
 
  protected:
-  at::Tensor bias(int layer, int64_t T) const override;
+  at::Tensor bias(int layer, int64_t head_begin, int64_t n_heads, const at::Tensor& i,
+                  const at::Tensor& j) const override;
 
  private:
   std::vector<at::Tensor> tables_;

@@ -197,27 +197,33 @@ std::string TransformerXlEncoding::describe() const {
 
 void TransformerXlEncoding::add_score_terms(const AttentionInputs& in, ScoreTerms& out) const {
   const auto& w = layers_.at(static_cast<size_t>(in.layer));
-  const int64_t T = in.qk.size(-1), d_model = w.r_proj.size(1);
+  const int64_t T = in.length, d_model = w.r_proj.size(1), Hs = in.heads();
   const auto f32 = torch::kFloat32;
   const auto q = in.q.to(f32);
-  const auto u = w.u.to(f32), v = w.v.to(f32);
-  const auto w_r = w.r_proj.to(f32);
-  // W_R R per head: [H, T, d_head], rows ordered as the table asks.
-  auto project = [&](const at::Tensor& r) {
-    return at::linear(r.to(q.device()), w_r).view({T, n_heads_, d_head_}).permute({1, 0, 2});
-  };
-  at::Tensor position;
-  if (causal_) {
-    position = txl_position_scores(q, project(txl_relative_embedding(T, d_model)), v, in.scale);
-  } else {
-    const auto ascending = sinusoidal_embedding(torch::arange(T, torch::kFloat64), d_model,
-                                                SinusoidalLayout::Concatenated);
-    position = relative_scores_bidirectional(q + v.view({1, n_heads_, 1, d_head_}),
-                                             project(ascending)) * in.scale;
-  }
-  ScoreTerms::add(out.position, position);
+  const auto u = w.u.to(f32).narrow(0, in.head_begin, Hs), v = w.v.to(f32).narrow(0, in.head_begin, Hs);
+  // W_R R_t for every distance t = 0..T-1 and every head, [H, T, d_head]: O(T·d) once per
+  // layer, reused by each block.
+  const auto table = in.cached("txl.r_proj", [&] {
+    const auto r = sinusoidal_embedding(torch::arange(T, torch::kFloat64), d_model,
+                                        SinusoidalLayout::Concatenated);
+    return at::linear(r.to(q.device(), f32), w.r_proj.to(f32))
+        .view({T, n_heads_, d_head_})
+        .permute({1, 0, 2})
+        .contiguous();
+  });
+  // dist(i, j) = i - j (causal; future keys masked) or |i - j| (the seed's bi-directional form).
+  const auto dist = in.q_pos.unsqueeze(1) - in.k_pos.unsqueeze(0);  // [rows, keys]
+  const auto index = causal_ ? dist.clamp_min(0) : dist.abs();
+  const int64_t q_last = in.q_begin + in.q.size(2) - 1, k_last = in.k_begin + in.k.size(2) - 1;
+  const int64_t needed =
+      std::max<int64_t>({q_last - in.k_begin, causal_ ? 0 : k_last - in.q_begin, 0}) + 1;
+  const auto rows = table.narrow(0, in.head_begin, Hs).narrow(1, 0, needed);  // [Hs, D, dh]
+  const auto per_distance = torch::matmul(q + v.view({1, Hs, 1, d_head_}), rows.transpose(-1, -2));
+  auto position = per_distance.gather(3, index.expand({q.size(0), Hs, index.size(0), index.size(1)}));
+  if (causal_) position = position.masked_fill(dist.lt(0), 0);
+  ScoreTerms::add(out.position, position * in.scale);
   // u·k_j: the same for every query (a per-key content bias).
-  const auto uk = torch::matmul(u.view({1, n_heads_, 1, d_head_}), in.k.to(f32).transpose(-1, -2));
+  const auto uk = torch::matmul(u.view({1, Hs, 1, d_head_}), in.k.to(f32).transpose(-1, -2));
   ScoreTerms::add(out.content, uk * in.scale);
 }
 

@@ -10,21 +10,17 @@
 namespace poslens {
 namespace {
 
-/// Keeps the hook points a CaptureSpec asks for: CPU, float32, contiguous. A tensor that is
-/// already so is kept without a copy; the forward pass never modifies tensors in place.
-class Recorder {
+/// The forward's side of the sink: asks it what it wants and hands it what was made.
+class Emit {
  public:
-  Recorder(const CaptureSpec& spec, Captures* out) : spec_(spec), out_(out) {}
+  explicit Emit(HookSink& sink) : sink_(sink) {}
+  bool wants(HookKind kind, int layer) const { return sink_.wants({kind, layer}); }
   void operator()(HookKind kind, int layer, const at::Tensor& t) const {
-    if (!out_ || !t.defined() || !spec_.wants({kind, layer})) return;
-    // detach: a capture taken while training must not keep the autograd graph alive.
-    out_->tensors.emplace_back(HookPoint{kind, layer},
-                               t.detach().to(torch::kCPU, torch::kFloat32).contiguous());
+    if (t.defined() && wants(kind, layer)) sink_.tensor({kind, layer}, t);
   }
 
  private:
-  const CaptureSpec& spec_;
-  Captures* out_;
+  HookSink& sink_;
 };
 
 /// RMSNorm (Zhang & Sennrich 2019, as in HF LlamaRMSNorm): normalised in float32, then scaled.
@@ -75,12 +71,6 @@ at::Tensor allowed_keys(const ModelConfig& c, int64_t T, c10::Device device) {
 }
 
 
-at::Tensor Captures::find(const HookPoint& point) const {
-  for (const auto& [p, t] : tensors)
-    if (p == point) return t;
-  return {};
-}
-
 Transformer::Transformer(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
   config_.validate();
@@ -122,6 +112,13 @@ std::vector<HookPoint> Transformer::hook_points() const {
 
 at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spec,
                                 Captures* captures, const ProgressFn& progress) const {
+  Captures unused;  // no captures asked for: an empty spec wants nothing
+  CaptureSink sink(captures ? spec : CaptureSpec(), captures ? *captures : unused);
+  return forward(tokens, sink, progress);
+}
+
+at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
+                                const ProgressFn& progress, const AttentionBlocking& blocking) const {
   if (!tokens.defined() || tokens.dim() != 2)
     throw Error("tokens must be a 2-D [batch, pos] tensor of ids");
   if (tokens.numel() == 0) throw Error("no tokens to run (the input is empty)");
@@ -139,90 +136,84 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spe
   const auto ids = tokens.to(device(), torch::kLong);
 
   const auto& c = config_;
+  const auto& pe = *position_;
   const int64_t B = ids.size(0), T = ids.size(1), H = c.n_heads, Hkv = c.n_kv_heads, dh = c.d_head;
-  const Recorder record(spec, captures);
+  const Emit emit(sink);
   const auto positions = torch::arange(T, torch::dtype(torch::kLong).device(device()));
-  const auto allowed = allowed_keys(c, T, device());
-  const double scale = c.attention_scale();
-  const float neg_inf = -std::numeric_limits<float>::infinity();
 
   auto x = weights_.tok_embed.index_select(0, ids.flatten()).view({B, T, c.d_model});
   // The scale is rounded to the compute dtype first, as HF Gemma's `normalizer` tensor is.
   if (c.embed_scale != 1.0) x = x * torch::scalar_tensor(c.embed_scale, x.options());
-  record(HookKind::Embed, -1, x);
-  if (position_->has_input_term()) {
-    const auto input = position_->input_term(x, positions);
-    record(HookKind::PeState, -1, input.pe_state);
-    record(HookKind::PosEmbed, -1, input.added);
+  emit(HookKind::Embed, -1, x);
+  if (pe.has_input_term()) {
+    const auto input = pe.input_term(x, positions);
+    emit(HookKind::PeState, -1, input.pe_state);
+    emit(HookKind::PosEmbed, -1, input.added);
     x = x + input.added;
   }
 
   for (int l = 0; l < c.n_layers; ++l) {
     const auto& w = weights_.layers[static_cast<size_t>(l)];
-    record(HookKind::ResidPre, l, x);
+    emit(HookKind::ResidPre, l, x);
     const auto h = norm(c, x, w.attn_norm, w.attn_norm_bias);
     auto q = at::linear(h, w.w_q, w.b_q).view({B, T, H, dh});
     auto k = at::linear(h, w.w_k, w.b_k).view({B, T, Hkv, dh});
     const auto v = at::linear(h, w.w_v, w.b_v).view({B, T, Hkv, dh});
-    record(HookKind::Q, l, q);
-    record(HookKind::K, l, k);
-    record(HookKind::V, l, v);
-    if (position_->rotates()) {
-      q = position_->rotate(q, positions);
-      k = position_->rotate(k, positions);
-      record(HookKind::RotQ, l, q);
-      record(HookKind::RotK, l, k);
+    emit(HookKind::Q, l, q);
+    emit(HookKind::K, l, k);
+    emit(HookKind::V, l, v);
+    if (pe.rotates()) {
+      q = pe.rotate(q, positions);
+      k = pe.rotate(k, positions);
+      emit(HookKind::RotQ, l, q);
+      emit(HookKind::RotK, l, k);
     }
 
-    const auto qh = q.transpose(1, 2);  // [B, H, T, dh]
-    auto kh = k.transpose(1, 2);        // [B, Hkv, T, dh]
-    auto vh = v.transpose(1, 2);
-    if (Hkv != H) {  // GQA: query head h reads kv head h / (H / Hkv)
-      kh = kh.repeat_interleave(H / Hkv, 1);
-      vh = vh.repeat_interleave(H / Hkv, 1);
+    LayerAttentionInputs inputs{l, q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                pe.scores_read_block_input() ? h : at::Tensor()};
+    if (sink.wants_attention_inputs(l)) sink.attention_inputs(inputs);
+    BlockRequest maps;
+    maps.scores = emit.wants(HookKind::AttnScores, l);
+    maps.pattern = emit.wants(HookKind::Pattern, l);
+    maps.position = pe.has_position_scores() && emit.wants(HookKind::PosScores, l);
+    maps.cope = pe.has_cope() && (emit.wants(HookKind::CopeGates, l) || emit.wants(HookKind::CopePos, l));
+    at::Tensor z;  // [B, T, H, dh]; the attention's q/k/v copies are freed before the MLP
+    {
+      const LayerAttention attention(c, pe, inputs);
+      inputs = {};
+      z = attention.output(maps, blocking, [&](const AttentionBlock& b) {
+      const auto hand = [&](HookKind kind, const at::Tensor& values) {
+        if (values.defined() && emit.wants(kind, l))
+          sink.block({kind, l}, {values, b.allowed, b.q_begin, b.k_begin, T});
+      };
+      hand(HookKind::AttnScores, b.scores);
+      hand(HookKind::PosScores, b.position);
+      hand(HookKind::CopeGates, b.cope_gates);
+      hand(HookKind::CopePos, b.cope_positions);
+      hand(HookKind::Pattern, b.pattern);
+      });
     }
-    const auto qk = torch::matmul(qh, kh.transpose(-1, -2)).to(torch::kFloat32);
-    auto logits = qk * scale;
-    if (position_->has_position_scores()) {
-      ScoreTerms terms;
-      position_->add_score_terms({l, h, qh, kh, vh, qk, allowed, scale, c.causal}, terms);
-      if (terms.content.defined()) logits = logits + terms.content;
-      if (terms.position.defined()) {
-        logits = logits + terms.position;
-        // Captured as a full [B, H, Q, K] tensor, 0 where the key is masked.
-        record(HookKind::PosScores, l,
-               terms.position.expand({B, H, T, T}).masked_fill(allowed.logical_not(), 0.0));
-      }
-      record(HookKind::CopeGates, l, terms.cope_gates);
-      record(HookKind::CopePos, l, terms.cope_positions);
-    }
-    const auto scores = logits.masked_fill(allowed.logical_not(), neg_inf);
-    record(HookKind::AttnScores, l, scores);
-    const auto pattern = torch::softmax(scores, -1);
-    record(HookKind::Pattern, l, pattern);
-    auto zh = torch::matmul(pattern.to(vh.scalar_type()), vh);  // [B, H, T, dh]
-    if (const auto extra = position_->value_term(l, pattern); extra.defined())
-      zh = zh + extra.to(zh.scalar_type());
-    const auto z = zh.transpose(1, 2);  // [B, T, H, dh]
-    record(HookKind::Z, l, z);
-    const auto attn_out = at::linear(z.reshape({B, T, H * dh}), w.w_o, w.b_o);
-    record(HookKind::AttnOut, l, attn_out);
+    emit(HookKind::Z, l, z);
+    const auto attn_out = at::linear(z.view({B, T, H * dh}), w.w_o, w.b_o);
+    emit(HookKind::AttnOut, l, attn_out);
     const auto resid_mid = x + attn_out;
-    record(HookKind::ResidMid, l, resid_mid);
+    emit(HookKind::ResidMid, l, resid_mid);
 
     // Parallel blocks read the MLP input from the block input, not from resid_mid.
     const auto& mlp_in = c.parallel_residual ? x : resid_mid;
     const auto mlp_out = mlp(c, w, norm(c, mlp_in, w.mlp_norm, w.mlp_norm_bias));
-    record(HookKind::MlpOut, l, mlp_out);
+    emit(HookKind::MlpOut, l, mlp_out);
     x = resid_mid + mlp_out;
-    record(HookKind::ResidPost, l, x);
+    emit(HookKind::ResidPost, l, x);
+    sink.layer_done(l);
     if (progress && !progress(l + 1, static_cast<int>(c.n_layers))) throw Cancelled();
   }
 
   x = norm(c, x, weights_.final_norm, weights_.final_norm_bias);
-  record(HookKind::LnFinal, -1, x);
+  emit(HookKind::LnFinal, -1, x);
   const auto logits = at::linear(x, weights_.unembed, weights_.unembed_bias).to(torch::kFloat32);
-  record(HookKind::Logits, -1, logits);
+  emit(HookKind::Logits, -1, logits);
+  sink.layer_done(-1);
   return logits;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The model runtime: a decoder-only transformer assembled from a ModelConfig and its weights,
-// with attention computed explicitly (scores -> mask -> float32 softmax) so that every term
-// can be captured at the hook points of SPEC.md §1.
+// with attention computed explicitly (scores -> mask -> float32 softmax) in blocks of query
+// rows (attention.h), and every hook point of SPEC.md §1 handed to a HookSink as it is made
+// (hook_sink.h): nothing in a forward pass holds [head, T, T].
 #include <functional>
 #include <memory>
 #include <utility>
@@ -9,20 +10,14 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "core/runtime/attention.h"
+#include "core/runtime/capture_sink.h"
 #include "core/runtime/hook_points.h"
 #include "core/models/model_config.h"
 #include "core/models/model_weights.h"
 #include "core/position/position_encoding.h"
 
 namespace poslens {
-
-/// Captured tensors of one forward pass, in forward order. Each is on the CPU, float32,
-/// contiguous, with the shape SPEC.md §1 gives for its hook point (batch dimension kept).
-struct Captures {
-  std::vector<std::pair<HookPoint, at::Tensor>> tensors;
-  /// The tensor of `point`, or an undefined tensor if it was not captured.
-  at::Tensor find(const HookPoint& point) const;
-};
 
 /// Called after each block with (blocks done, total blocks); return false to cancel, which
 /// makes forward() throw poslens::Cancelled.
@@ -48,13 +43,18 @@ class Transformer {
   std::vector<HookPoint> hook_points() const;
 
   /// Runs the model on `tokens` (int64 [batch, pos], ids < vocab_size, any device) and returns
-  /// the logits, float32 [batch, pos, vocab] on the model's device. Hook points that `spec`
-  /// wants are appended to `captures` (if non-null). Differentiable: gradients
-  /// reach every weight that requires grad (training); callers that only infer should hold a
-  /// c10::InferenceMode guard (run_model, the CLI, the benchmarks do). Ids on the CPU are range
-  /// checked; ids on an accelerator are not (no device synchronisation per call).
-  /// Throws poslens::Error for a bad token tensor (shape, dtype, id out of range, empty) and
-  /// poslens::Cancelled when `progress` returns false.
+  /// the logits, float32 [batch, pos, vocab] on the model's device. Every hook point `sink`
+  /// wants is handed to it as it is made (per-position hooks whole, maps in blocks of whole
+  /// rows); a layer whose maps nobody wants streams its keys (attention.h), so memory stays
+  /// O(T · block) per layer. `blocking` overrides the block sizes (tests). Differentiable:
+  /// gradients reach every weight that requires grad (training); callers that only infer
+  /// should hold a c10::InferenceMode guard (run_model, the CLI, the benchmarks do). Ids on the
+  /// CPU are range checked; ids on an accelerator are not (no device synchronisation per call).
+  /// Throws poslens::Error for a bad token tensor (shape, dtype, id out of range, empty),
+  /// whatever the sink throws, and poslens::Cancelled when `progress` returns false.
+  at::Tensor forward(const at::Tensor& tokens, HookSink& sink, const ProgressFn& progress = {},
+                     const AttentionBlocking& blocking = {}) const;
+  /// The same keeping what `spec` wants whole in `captures` (if non-null): CaptureSink.
   at::Tensor forward(const at::Tensor& tokens, const CaptureSpec& spec = {},
                      Captures* captures = nullptr, const ProgressFn& progress = {}) const;
 

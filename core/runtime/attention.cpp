@@ -1,0 +1,314 @@
+#include "core/runtime/attention.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/base/shape_text.h"
+
+namespace poslens {
+
+/// The masked logits of one block and what made them.
+struct LayerAttention::Scores {
+  int64_t q0 = 0, q1 = 0, k0 = 0, k1 = 0;
+  AttentionInputs in;  ///< what the encoding's terms were given (positions always set)
+  ScoreTerms terms;
+  at::Tensor allowed;  ///< bool [rows, keys]; defined when asked for or when terms were added
+  at::Tensor logits;   ///< float32 [B, H, rows, keys], masked entries −inf
+};
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+/// Upper bound on rows per block of whole rows: smaller blocks skip more of the causal
+/// triangle; larger ones make fewer, larger matrix products (bench/bench_forward.cpp).
+constexpr int64_t kMaxBlockRows = 256;
+/// Rows per block of the streamed path.
+constexpr int64_t kStreamRows = 128;
+
+at::Tensor positions(int64_t begin, int64_t end, c10::Device device) {
+  return torch::arange(begin, end, torch::dtype(torch::kLong).device(device));
+}
+
+void check_kv(const at::Tensor& t, const char* name, int64_t B, int64_t Hkv, int64_t T, int64_t dh) {
+  if (t.dim() != 4 || t.size(0) != B || t.size(1) != Hkv || t.size(2) != T || t.size(3) != dh)
+    throw Error(std::string("attention: ") + name + " must be [" + std::to_string(B) + ", " +
+                std::to_string(Hkv) + ", " + std::to_string(T) + ", " + std::to_string(dh) +
+                "], got " + shape_str(t));
+}
+
+/// [B, Hkv, K, dh] repeated to the query heads [B, Hkv·group, K, dh] (head h reads kv h/group).
+at::Tensor to_query_heads(const at::Tensor& kv, int64_t group) {
+  if (group == 1) return kv;
+  const auto s = kv.sizes();
+  return kv.unsqueeze(2).expand({s[0], s[1], group, s[2], s[3]}).reshape({s[0], s[1] * group, s[2], s[3]});
+}
+
+}  // namespace
+
+LayerAttention::LayerAttention(const ModelConfig& config, const PositionEncoding& encoding,
+                               const LayerAttentionInputs& in, int64_t head_begin,
+                               int64_t head_count)
+    : config_(config), encoding_(encoding), layer_(in.layer) {
+  const int64_t H = config.n_heads, Hkv = config.n_kv_heads, dh = config.d_head;
+  if (!in.q.defined() || in.q.dim() != 4 || in.q.size(1) != H || in.q.size(3) != dh ||
+      in.q.size(2) < 1)
+    throw Error("attention: q must be [batch, " + std::to_string(H) + ", pos >= 1, " +
+                std::to_string(dh) + "], got " + shape_str(in.q));
+  B_ = in.q.size(0);
+  T_ = in.q.size(2);
+  d_head_ = dh;
+  if (!in.k.defined()) throw Error("attention: k is missing");
+  check_kv(in.k, "k", B_, Hkv, T_, dh);
+  if (in.v.defined()) check_kv(in.v, "v", B_, Hkv, T_, dh);
+  if (head_count < 0) head_count = H - head_begin;
+  if (head_begin < 0 || head_count < 1 || head_begin + head_count > H)
+    throw Error("attention: heads [" + std::to_string(head_begin) + ", " +
+                std::to_string(head_begin + head_count) + ") are outside the model's " +
+                std::to_string(H));
+  head_begin_ = head_begin;
+  n_heads_ = head_count;
+  const int64_t G = H / Hkv;
+  q_ = in.q.narrow(1, head_begin, head_count).contiguous();
+  // Whole kv groups keep the grouped product (no repeated k/v); a range that splits a group
+  // (one head of a GQA model, say) reads one kv head per query head.
+  const bool whole_groups = head_begin % G == 0 && head_count % G == 0;
+  const auto kv_heads = [&](const at::Tensor& t) {
+    if (whole_groups) return t.narrow(1, head_begin / G, head_count / G).contiguous();
+    const auto index = torch::div(positions(head_begin, head_begin + head_count, t.device()), G,
+                                  "floor");
+    return t.index_select(1, index).contiguous();
+  };
+  k_ = kv_heads(in.k);
+  if (in.v.defined()) v_ = kv_heads(in.v);
+  n_kv_ = k_.size(1);
+  group_ = n_heads_ / n_kv_;
+  h_ = in.h;
+  scale_ = config.attention_scale();
+  terms_ = encoding.has_position_scores();
+  value_term_ = encoding.has_value_term();
+  if (encoding.scores_read_block_input() && !h_.defined())
+    throw Error("attention: this position encoding's scores read the block input (h), which was "
+                "not kept");
+  if (encoding.scores_read_values() && !v_.defined())
+    throw Error("attention: this position encoding's scores read the values, which were not kept");
+}
+
+std::pair<int64_t, int64_t> LayerAttention::key_range(int64_t q_begin, int64_t q_end) const {
+  const int64_t W = config_.sliding_window;
+  return {W > 0 ? std::max<int64_t>(0, q_begin - W + 1) : 0, config_.causal ? q_end : T_};
+}
+
+int64_t LayerAttention::block_rows(const AttentionBlocking& blocking) const {
+  if (blocking.query_rows > 0) return blocking.query_rows;
+  const int64_t W = config_.sliding_window;
+  const int64_t widest = W > 0 ? std::min(T_, W + kMaxBlockRows) : T_;
+  const int64_t per_row = B_ * n_heads_ * widest * 4;
+  return std::clamp<int64_t>(kAttentionBlockBytes / std::max<int64_t>(per_row, 1), 1, kMaxBlockRows);
+}
+
+LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int64_t k0, int64_t k1,
+                                                     bool need_allowed) const {
+  Scores s;
+  s.q0 = q0, s.q1 = q1, s.k0 = k0, s.k1 = k1;
+  const int64_t R = q1 - q0, K = k1 - k0;
+  const auto device = q_.device();
+  const auto qb = q_.narrow(2, q0, R);  // [B, H, R, dh]
+  const auto kb = k_.narrow(2, k0, K);  // [B, Hkv, K, dh]
+  const bool f32 = q_.scalar_type() == torch::kFloat32;
+  // Float32: scale q (O(R·dh)) rather than the scores (O(R·K)). Other dtypes: the product in
+  // the model's dtype, as HF computes it, then float32.
+  auto lhs = f32 ? qb * scale_ : qb;
+  if (group_ > 1) lhs = lhs.reshape({B_, n_kv_, group_ * R, d_head_});  // heads kv·G + g
+  auto scores = torch::matmul(lhs, kb.transpose(-1, -2)).view({B_, n_heads_, R, K});
+  if (!f32) scores = scores.to(torch::kFloat32) * scale_;
+
+  s.in.layer = layer_;
+  s.in.head_begin = head_begin_;
+  s.in.q_pos = positions(q0, q1, device);
+  s.in.k_pos = positions(k0, k1, device);
+  s.in.q_begin = q0;
+  s.in.k_begin = k0;
+  s.in.length = T_;
+  s.in.scale = scale_;
+  s.in.causal = config_.causal;
+  s.in.cache = &cache_;
+  const auto visible = [&](int64_t c0, int64_t c1) {  // bool [R, c1 − c0]
+    const auto i = s.in.q_pos.unsqueeze(1), j = positions(c0, c1, device).unsqueeze(0);
+    auto a = config_.causal ? j <= i : torch::ones({R, c1 - c0}, torch::dtype(torch::kBool).device(device));
+    if (config_.sliding_window > 0) a = a & ((i - j) < config_.sliding_window);
+    return a;
+  };
+  if (need_allowed || terms_ || at::GradMode::is_enabled()) s.allowed = visible(k0, k1);
+  auto logits = scores;
+  if (terms_) {
+    s.in.h = h_;
+    s.in.q = qb;
+    s.in.k = to_query_heads(kb, group_);
+    if (v_.defined()) s.in.v = to_query_heads(v_.narrow(2, k0, K), group_);
+    s.in.scores = scores;
+    s.in.allowed = s.allowed;
+    encoding_.add_score_terms(s.in, s.terms);
+    s.in.scores = at::Tensor();  // the terms are made; logits below may be masked in place
+    if (s.terms.content.defined()) logits = logits + s.terms.content;
+    if (s.terms.position.defined()) logits = logits + s.terms.position;
+  }
+
+  // The mask touches only the columns where some row has a hidden key: the causal diagonal
+  // tile and, with a sliding window, the oldest keys. Columns left of both are visible to
+  // every row of the block.
+  const int64_t W = config_.sliding_window;
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  if (config_.causal && std::max(q0 + 1, k0) < k1) spans.emplace_back(std::max(q0 + 1, k0), k1);
+  if (W > 0 && std::min(q1 - W, k1) > k0) spans.emplace_back(k0, std::min(q1 - W, k1));
+  if (!spans.empty()) {
+    if (at::GradMode::is_enabled()) {  // training: out of place, autograd stays simple
+      logits = logits.masked_fill(s.allowed.logical_not(), kNegInf);
+    } else {  // logits is this block's own tensor: mask the spans in place
+      for (const auto& [c0, c1] : spans)
+        logits.narrow(-1, c0 - k0, c1 - c0).masked_fill_(visible(c0, c1).logical_not(), kNegInf);
+    }
+  }
+  s.logits = logits;
+  return s;
+}
+
+at::Tensor LayerAttention::weighted_values(const at::Tensor& weights, const Scores& s) const {
+  if (!v_.defined()) throw Error("attention: the values were not kept, so z cannot be computed");
+  const int64_t R = s.q1 - s.q0, K = s.k1 - s.k0;
+  const auto vb = v_.narrow(2, s.k0, K);
+  auto w = weights.to(v_.scalar_type());
+  if (group_ > 1) w = w.reshape({B_, n_kv_, group_ * R, K});
+  auto z = torch::matmul(w, vb).view({B_, n_heads_, R, d_head_});
+  if (value_term_) z = z + encoding_.value_term(s.in, weights).to(z.scalar_type());
+  return z;
+}
+
+AttentionBlock LayerAttention::rows(int64_t q_begin, int64_t q_end, const BlockRequest& what) const {
+  if (q_begin < 0 || q_end > T_ || q_begin >= q_end)
+    throw Error("attention: rows [" + std::to_string(q_begin) + ", " + std::to_string(q_end) +
+                ") are not inside [0, " + std::to_string(T_) + ")");
+  const auto [k0, k1] = key_range(q_begin, q_end);
+  const auto s = block_scores(q_begin, q_end, k0, k1, what.any_map());
+  AttentionBlock out;
+  out.q_begin = q_begin, out.q_end = q_end, out.k_begin = k0, out.k_end = k1;
+  out.allowed = s.allowed;
+  if (what.scores) out.scores = s.logits;
+  const auto pattern = torch::softmax(s.logits, -1);
+  if (what.pattern) out.pattern = pattern;
+  if (what.position && s.terms.position.defined())
+    out.position = s.terms.position.expand(s.logits.sizes()).masked_fill(s.allowed.logical_not(), 0.0);
+  if (what.cope && s.terms.cope_gates.defined()) {
+    out.cope_gates = s.terms.cope_gates;
+    out.cope_positions = s.terms.cope_positions;
+  }
+  if (what.z) out.z = weighted_values(pattern, s);
+  return out;
+}
+
+at::Tensor LayerAttention::z_streamed(int64_t q_begin, int64_t q_end, int64_t key_chunk) const {
+  const auto [k0, k1] = key_range(q_begin, q_end);
+  if (key_chunk <= 0 || k1 - k0 <= key_chunk || encoding_.needs_whole_rows()) {
+    BlockRequest z_only;
+    z_only.z = true;
+    return rows(q_begin, q_end, z_only).z;
+  }
+  const int64_t R = q_end - q_begin;
+  const auto f32 = torch::dtype(torch::kFloat32).device(q_.device());
+  auto m = torch::full({B_, n_heads_, R, 1}, kNegInf, f32);  // running row max
+  auto l = torch::zeros({B_, n_heads_, R, 1}, f32);          // running sum of exp(s − m)
+  auto acc = torch::zeros({B_, n_heads_, R, d_head_}, f32);  // running Σ exp(s − m)·v
+  const bool in_place = !at::GradMode::is_enabled();
+  for (int64_t c0 = k0; c0 < k1; c0 += key_chunk) {
+    const auto s = block_scores(q_begin, q_end, c0, std::min(k1, c0 + key_chunk), false);
+    const auto m_new = torch::maximum(m, std::get<0>(s.logits.max(-1, /*keepdim=*/true)));
+    // Rows with no visible key yet keep m = −inf; exp(−inf − 0) = 0 leaves them empty.
+    const auto m_safe = m_new.masked_fill(m_new.isneginf(), 0.0);
+    auto p = s.logits - m_safe;
+    p = in_place ? p.exp_() : p.exp();
+    const auto correction = (m - m_safe).exp();
+    l = l * correction + p.sum(-1, /*keepdim=*/true);
+    acc = acc * correction + weighted_values(p, s).to(torch::kFloat32);
+    m = m_new;
+  }
+  return (acc / l).to(q_.scalar_type());
+}
+
+at::Tensor LayerAttention::output(const BlockRequest& maps, const AttentionBlocking& blocking,
+                                  const std::function<void(const AttentionBlock&)>& on_block) const {
+  std::vector<at::Tensor> parts;  // [B, rows, H, dh] each
+  if (maps.any_map() || encoding_.needs_whole_rows()) {
+    BlockRequest what = maps;
+    what.z = true;
+    const int64_t R = block_rows(blocking);
+    for (int64_t q0 = 0; q0 < T_; q0 += R) {
+      auto block = rows(q0, std::min(T_, q0 + R), what);
+      if (on_block && maps.any_map()) on_block(block);
+      parts.push_back(block.z.transpose(1, 2));
+    }
+  } else {
+    const int64_t R = blocking.query_rows > 0 ? blocking.query_rows : std::min(T_, kStreamRows);
+    const int64_t chunk =
+        blocking.key_chunk > 0
+            ? blocking.key_chunk
+            : std::max<int64_t>(64, kAttentionBlockBytes / std::max<int64_t>(B_ * n_heads_ * R * 4, 1));
+    for (int64_t q0 = 0; q0 < T_; q0 += R)
+      parts.push_back(z_streamed(q0, std::min(T_, q0 + R), chunk).transpose(1, 2));
+  }
+  return parts.size() == 1 ? parts.front().contiguous() : torch::cat(parts, 1);
+}
+
+namespace reference {
+
+WholeAttention whole_attention(const ModelConfig& c, const PositionEncoding& encoding,
+                               const LayerAttentionInputs& in) {
+  const int64_t T = in.q.size(2), H = c.n_heads, G = c.n_heads / c.n_kv_heads;
+  const auto device = in.q.device();
+  const auto i = positions(0, T, device).unsqueeze(1), j = positions(0, T, device).unsqueeze(0);
+  auto allowed = c.causal ? (j <= i) : torch::ones({T, T}, torch::dtype(torch::kBool).device(device));
+  if (c.sliding_window > 0) allowed = allowed & ((i - j) < c.sliding_window);
+  const auto k = in.k.repeat_interleave(G, 1), v = in.v.repeat_interleave(G, 1);
+  const double scale = c.attention_scale();
+  const auto qk = torch::matmul(in.q, k.transpose(-1, -2)).to(torch::kFloat32);
+  auto logits = qk * scale;
+  ScoreTerms terms;
+  AttentionInputs a;
+  if (encoding.has_position_scores() || encoding.has_value_term()) {
+    LayerCache cache;
+    a.layer = in.layer;
+    a.h = in.h;
+    a.q = in.q;
+    a.k = k;
+    a.v = v;
+    a.scores = logits;
+    a.allowed = allowed;
+    a.q_pos = positions(0, T, device);
+    a.k_pos = positions(0, T, device);
+    a.length = T;
+    a.scale = scale;
+    a.causal = c.causal;
+    encoding.add_score_terms(a, terms);
+  }
+  if (terms.content.defined()) logits = logits + terms.content;
+  if (terms.position.defined()) logits = logits + terms.position;
+  WholeAttention out;
+  out.scores = logits.masked_fill(allowed.logical_not(), kNegInf);
+  out.pattern = torch::softmax(out.scores, -1);
+  if (terms.position.defined())
+    out.position = terms.position.expand(out.scores.sizes()).masked_fill(allowed.logical_not(), 0.0);
+  out.cope_gates = terms.cope_gates;
+  out.cope_positions = terms.cope_positions;
+  auto z = torch::matmul(out.pattern.to(v.scalar_type()), v);
+  if (encoding.has_value_term()) z = z + encoding.value_term(a, out.pattern).to(z.scalar_type());
+  out.z = z.transpose(1, 2);
+  (void)H;
+  return out;
+}
+
+}  // namespace reference
+
+}  // namespace poslens

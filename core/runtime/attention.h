@@ -1,0 +1,141 @@
+#pragma once
+// Attention computed in blocks of query rows (ARCHITECTURE.md "Attention is computed in query
+// blocks"), so no layer ever holds [head, T, T]:
+//   - with map hooks wanted (patterns, logits, position terms, CoPE) a block is whole rows
+//     [q_begin, q_end) × every key those rows may see, handed to the sinks as it is made;
+//     memory O(head · rows · T), rows chosen from a byte budget;
+//   - without them, keys are streamed in chunks with the online softmax (flash-attention's
+//     recurrence: running row max m, normaliser l and output accumulator, rescaled by
+//     exp(m_old − m_new) per chunk; Dao et al. 2022, Alg. 1), so memory is O(head · rows ·
+//     chunk) whatever T. CoPE needs whole rows (p_ij sums every later key's gate) and keeps
+//     the first form.
+// Every score term stays explicit (SPEC.md §1): content scale·q·k, the encoding's position and
+// content terms for the block's (i, j), the mask, a float32 softmax, Shaw's value term.
+// The same code recomputes one head's map, or a region of it, from LayerAttentionInputs kept
+// after a run (the GUI's "recompute on demand").
+#include <cstdint>
+#include <functional>
+#include <utility>
+
+#include <ATen/core/Tensor.h>
+
+#include "core/models/model_config.h"
+#include "core/position/position_encoding.h"
+
+namespace poslens {
+
+/// What one layer's attention is computed from, O(T·d): handed to sinks that ask for it and
+/// kept by the GUI to recompute any head's map later.
+struct LayerAttentionInputs {
+  int layer = 0;
+  at::Tensor q;  ///< [batch, head, pos, d_head], after any rotation
+  at::Tensor k;  ///< [batch, kv_head, pos, d_head], after any rotation
+  /// [batch, kv_head, pos, d_head]; may stay undefined where only maps are recomputed and the
+  /// encoding's scores do not read values (PositionEncoding::scores_read_values).
+  at::Tensor v;
+  /// Normalised block input [batch, pos, d_model]; only where the encoding's scores read it
+  /// (CoPE sep-keys, PositionEncoding::scores_read_block_input).
+  at::Tensor h;
+};
+
+/// Which outputs a block computes.
+struct BlockRequest {
+  bool scores = false;    ///< hook_attn_scores
+  bool pattern = false;   ///< hook_pattern
+  bool position = false;  ///< hook_pos_scores (where the encoding has a position term)
+  bool cope = false;      ///< hook_cope_gates and hook_cope_pos (CoPE)
+  bool z = false;         ///< the attention output
+  bool any_map() const { return scores || pattern || position || cope; }
+};
+
+/// One block of whole query rows [q_begin, q_end) against keys [k_begin, k_end): every key the
+/// rows may see lies inside. Map tensors are float32 [batch, head, rows, keys] on the model's
+/// device, defined when requested (position and CoPE only where the encoding has them).
+struct AttentionBlock {
+  int64_t q_begin = 0, q_end = 0, k_begin = 0, k_end = 0;
+  at::Tensor allowed;   ///< bool [rows, keys]: key visible to query
+  at::Tensor scores;    ///< as fed to the softmax; masked entries −inf
+  at::Tensor pattern;   ///< masked entries 0
+  at::Tensor position;  ///< the position-only logit term; masked entries 0
+  at::Tensor cope_gates, cope_positions;  ///< masked entries 0
+  at::Tensor z;         ///< [batch, head, rows, d_head] in the model's dtype
+};
+
+/// Block sizes; 0 picks them from kAttentionBlockBytes. Tests set small sizes to put block and
+/// chunk boundaries everywhere.
+struct AttentionBlocking {
+  int64_t query_rows = 0;  ///< query rows per block
+  int64_t key_chunk = 0;   ///< keys per chunk of the streamed (online softmax) path
+};
+
+/// Bytes one float32 [batch, head, rows, keys] block tensor may take; a block keeps a few alive
+/// (scores, pattern, the encoding's terms).
+inline constexpr int64_t kAttentionBlockBytes = int64_t{32} << 20;
+
+/// One layer's attention for heads [head_begin, head_begin + head_count) of the model's.
+class LayerAttention {
+ public:
+  /// `head_count` -1: every head from head_begin. Tensors stay on their device; the encoding
+  /// must be the model's. Throws poslens::Error for shapes that disagree with `config`, a head
+  /// range outside [0, n_heads), or inputs the encoding needs (v, h) missing.
+  LayerAttention(const ModelConfig& config, const PositionEncoding& encoding,
+                 const LayerAttentionInputs& inputs, int64_t head_begin = 0,
+                 int64_t head_count = -1);
+
+  int64_t length() const { return T_; }
+  int64_t heads() const { return n_heads_; }
+
+  /// The keys rows [q_begin, q_end) may see, as [first, last): causal models end at q_end, a
+  /// sliding window starts at q_begin − window + 1.
+  std::pair<int64_t, int64_t> key_range(int64_t q_begin, int64_t q_end) const;
+
+  /// Whole rows [q_begin, q_end) with the outputs `what` asks for. Throws poslens::Error for an
+  /// empty or out-of-range row range.
+  AttentionBlock rows(int64_t q_begin, int64_t q_end, const BlockRequest& what) const;
+
+  /// The attention output of rows [q_begin, q_end), [batch, head, rows, d_head] in the model's
+  /// dtype, over key chunks of `key_chunk` with the online softmax (see the file comment); one
+  /// chunk is plain rows(). Encodings that need whole rows (CoPE) always get one chunk.
+  at::Tensor z_streamed(int64_t q_begin, int64_t q_end, int64_t key_chunk) const;
+
+  /// The whole layer's output [batch, pos, head, d_head] in the model's dtype, block by block.
+  /// With `maps` asking for any map, blocks are whole rows and each is passed to `on_block`
+  /// (in ascending order, covering every row once); otherwise keys are streamed.
+  at::Tensor output(const BlockRequest& maps, const AttentionBlocking& blocking,
+                    const std::function<void(const AttentionBlock&)>& on_block = {}) const;
+
+  /// Query rows per block of whole rows for this layer under `blocking`.
+  int64_t block_rows(const AttentionBlocking& blocking) const;
+
+ private:
+  struct Scores;
+  /// Scores and terms of rows [q0, q1) against keys [k0, k1), masked; `whole_rows` when the
+  /// keys are every visible key (so CoPE may run).
+  Scores block_scores(int64_t q0, int64_t q1, int64_t k0, int64_t k1, bool need_allowed) const;
+  /// weights [B, H, rows, keys] (float32) times the values of keys [k0, k1) (+ the value
+  /// term), float32 [B, H, rows, d_head].
+  at::Tensor weighted_values(const at::Tensor& weights, const Scores& s) const;
+
+  const ModelConfig& config_;
+  const PositionEncoding& encoding_;
+  int layer_;
+  int64_t head_begin_, n_heads_, n_kv_, group_, T_, B_, d_head_;
+  at::Tensor q_, k_, v_, h_;  // q_ [B, heads, T, dh]; k_, v_ [B, n_kv, T, dh]; contiguous
+  double scale_;
+  bool terms_, value_term_;
+  mutable LayerCache cache_;
+};
+
+namespace reference {
+/// Test reference (not on the runtime path): the attention of every head over the whole
+/// [T, T] map at once, as PosLens computed it before blocking — float32 [batch, head, T, T]
+/// logits (masked −inf), pattern and position term, and z [batch, pos, head, d_head]. The
+/// blocked runtime must equal it to 1e-5.
+struct WholeAttention {
+  at::Tensor scores, pattern, position, cope_gates, cope_positions, z;
+};
+WholeAttention whole_attention(const ModelConfig& config, const PositionEncoding& encoding,
+                               const LayerAttentionInputs& inputs);
+}  // namespace reference
+
+}  // namespace poslens
