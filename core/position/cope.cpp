@@ -54,7 +54,11 @@ CopeOutput cope_from_gates(const at::Tensor& gates, const at::Tensor& q, const a
   const auto z_ceil = z_int.gather(-1, out.positions.ceil().to(torch::kLong));
   auto z = z_ceil * w + z_floor * (1 - w);
   if (z_scale != 1.0) z = z * z_scale;
-  if (allowed.defined()) z = z.masked_fill(allowed.logical_not(), 0);
+  if (allowed.defined()) {
+    // Hidden keys hold 0: left of a sliding window the reverse sum would repeat the row's total.
+    z = z.masked_fill(allowed.logical_not(), 0);
+    out.positions = out.positions.masked_fill(allowed.logical_not(), 0);
+  }
   out.pos_logits = z;
   return out;
 }

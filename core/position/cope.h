@@ -47,8 +47,9 @@ CopeOutput cope_positions(const at::Tensor& gate_logits, const at::Tensor& q,
 /// Test references (not on the runtime path): a second, direct form of a formula the runtime
 /// computes elsewhere, kept so tests can check the runtime against it. Never call from core.
 /// The same from gates already computed, for one block of whole rows: gates float [B, H, Q, K]
-/// (0 where `allowed` [Q, K] is false), q [B, H, Q, d] the rows' queries, z_scale the factor on
-/// z (scale for DivideAll, 1 for NoDiv). Masked entries of positions and z are 0.
+/// (0 where `allowed` [Q, K] is false; undefined: every key visible), q [B, H, Q, d] the rows'
+/// queries, z_scale the factor on z (scale for DivideAll, 1 for NoDiv). Masked entries of
+/// positions and z are 0.
 CopeOutput cope_from_gates(const at::Tensor& gates, const at::Tensor& q, const at::Tensor& pos_emb,
                            const at::Tensor& allowed, double z_scale);
 

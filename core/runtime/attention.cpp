@@ -3,6 +3,8 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -49,6 +51,23 @@ at::Tensor to_query_heads(const at::Tensor& kv, int64_t group) {
 }
 
 }  // namespace
+
+AttentionBlocking AttentionBlocking::from_environment() {
+  static const AttentionBlocking parsed = [] {
+    AttentionBlocking b;
+    const char* text = std::getenv("POSLENS_ATTENTION_BLOCKS");
+    if (!text || !*text) return b;
+    long long rows = 0, keys = 0;
+    char rest = 0;
+    if (std::sscanf(text, "%lld,%lld%c", &rows, &keys, &rest) != 2 || rows < 1 || keys < 1)
+      throw Error(std::string("POSLENS_ATTENTION_BLOCKS must be ROWS,KEYS (e.g. 3,5), got \"") +
+                  text + "\"");
+    b.query_rows = rows;
+    b.key_chunk = keys;
+    return b;
+  }();
+  return parsed;
+}
 
 LayerAttention::LayerAttention(const ModelConfig& config, const PositionEncoding& encoding,
                                const LayerAttentionInputs& in, int64_t head_begin,

@@ -57,7 +57,7 @@ struct AttentionBlock {
   at::Tensor scores;    ///< as fed to the softmax; masked entries −inf
   at::Tensor pattern;   ///< masked entries 0
   at::Tensor position;  ///< the position-only logit term; masked entries 0
-  at::Tensor cope_gates, cope_positions;  ///< masked entries 0
+  at::Tensor cope_gates, cope_positions;  ///< masked entries 0 (keys outside the block too)
   at::Tensor z;         ///< [batch, head, rows, d_head] in the model's dtype
 };
 
@@ -66,6 +66,11 @@ struct AttentionBlock {
 struct AttentionBlocking {
   int64_t query_rows = 0;  ///< query rows per block
   int64_t key_chunk = 0;   ///< keys per chunk of the streamed (online softmax) path
+
+  /// The sizes of the environment variable POSLENS_ATTENTION_BLOCKS="ROWS,KEYS" (read once;
+  /// ctest runs the model parity suites a second time with "3,5"), else 0, 0. Throws
+  /// poslens::Error when the variable is set to anything else.
+  static AttentionBlocking from_environment();
 };
 
 /// Bytes one float32 [batch, head, rows, keys] block tensor may take; a block keeps a few alive

@@ -140,6 +140,9 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
   const int64_t B = ids.size(0), T = ids.size(1), H = c.n_heads, Hkv = c.n_kv_heads, dh = c.d_head;
   const Emit emit(sink);
   const auto positions = torch::arange(T, torch::dtype(torch::kLong).device(device()));
+  const auto defaults = AttentionBlocking::from_environment();
+  const AttentionBlocking block_sizes{blocking.query_rows ? blocking.query_rows : defaults.query_rows,
+                                      blocking.key_chunk ? blocking.key_chunk : defaults.key_chunk};
 
   auto x = weights_.tok_embed.index_select(0, ids.flatten()).view({B, T, c.d_model});
   // The scale is rounded to the compute dtype first, as HF Gemma's `normalizer` tensor is.
@@ -181,7 +184,7 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
     {
       const LayerAttention attention(c, pe, inputs);
       inputs = {};
-      z = attention.output(maps, blocking, [&](const AttentionBlock& b) {
+      z = attention.output(maps, block_sizes, [&](const AttentionBlock& b) {
       const auto hand = [&](HookKind kind, const at::Tensor& values) {
         if (values.defined() && emit.wants(kind, l))
           sink.block({kind, l}, {values, b.allowed, b.q_begin, b.k_begin, T});

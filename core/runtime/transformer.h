@@ -46,7 +46,8 @@ class Transformer {
   /// the logits, float32 [batch, pos, vocab] on the model's device. Every hook point `sink`
   /// wants is handed to it as it is made (per-position hooks whole, maps in blocks of whole
   /// rows); a layer whose maps nobody wants streams its keys (attention.h), so memory stays
-  /// O(T · block) per layer. `blocking` overrides the block sizes (tests). Differentiable:
+  /// O(T · block) per layer. `blocking` overrides the block sizes (tests); its zero fields
+  /// take AttentionBlocking::from_environment(), then the memory budget. Differentiable:
   /// gradients reach every weight that requires grad (training); callers that only infer
   /// should hold a c10::InferenceMode guard (run_model, the CLI, the benchmarks do). Ids on the
   /// CPU are range checked; ids on an accelerator are not (no device synchronisation per call).

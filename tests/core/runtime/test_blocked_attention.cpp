@@ -1,0 +1,236 @@
+// Attention in blocks (core/runtime/attention.h) against the whole [T, T] computation
+// (reference::whole_attention, the pre-blocking algorithm), for every position method of
+// SPEC.md §2, GQA, sliding windows and bidirectional models: blocks of 4 query rows and key
+// chunks of 5 (so no boundary lines up with anything) must give the same logits, patterns,
+// position terms, CoPE gates/positions and z to 1e-5, whether the maps are wanted (whole rows)
+// or not (keys streamed with the online softmax). Recomputing some heads, or a region of one,
+// gives that part of the whole map. (Every architecture's parity suite also runs with
+// POSLENS_ATTENTION_BLOCKS=3,5: tests/CMakeLists.txt.)
+#include <torch/torch.h>
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "core/base/error.h"
+#include "core/models/poslens_model.h"
+#include "core/runtime/attention.h"
+#include "core/runtime/transformer.h"
+
+namespace poslens {
+namespace {
+
+constexpr int64_t kT = 23;
+
+struct Case {
+  const char* name;
+  const char* components;  ///< the config's position_encoding list
+  bool causal = true;
+  int64_t kv_heads = 4;
+  int64_t window = 0;
+};
+
+const Case kCases[] = {
+    {"nope", "[]"},
+    {"learned_absolute", R"([{"type": "learned_absolute"}])"},
+    {"sinusoidal", R"([{"type": "sinusoidal"}])"},
+    {"rope_interleaved", R"([{"type": "rope", "pairing": "interleaved"}])"},
+    {"rope_partial", R"([{"type": "rope", "pairing": "half_split", "rotary_dim": 2}])"},
+    {"hope", R"([{"type": "hope", "L": 8}])"},
+    {"alibi", R"([{"type": "alibi"}])"},
+    {"alibi_bidirectional", R"([{"type": "alibi"}])", false},
+    {"t5", R"([{"type": "t5", "num_buckets": 8, "max_distance": 12}])"},
+    {"t5_bidirectional", R"([{"type": "t5", "num_buckets": 8, "max_distance": 12}])", false},
+    {"kerple_log", R"([{"type": "kerple", "variant": "log"}])"},
+    {"kerple_power_bidirectional", R"([{"type": "kerple", "variant": "power"}])", false},
+    {"fire", R"([{"type": "fire", "hidden": 8}])"},
+    {"shaw_values", R"([{"type": "shaw", "max_distance": 3, "values": true}])"},
+    {"transformer_xl", R"([{"type": "transformer_xl"}])"},
+    {"transformer_xl_bidirectional", R"([{"type": "transformer_xl"}])", false},
+    {"cope", R"([{"type": "cope", "npos_max": 6}])"},
+    {"cope_sep_keys_no_div", R"([{"type": "cope", "npos_max": 6, "gates": "sep_keys", "logit_scale": "no_div"}])"},
+    {"cope_values", R"([{"type": "cope", "npos_max": 6, "gates": "values"}])"},
+    {"cope_alibi", R"([{"type": "cope", "npos_max": 6, "position": "alibi"}])"},
+    {"cope_rope", R"([{"type": "rope"}, {"type": "cope", "npos_max": 6}])"},
+    {"cope_t5_bidirectional", R"([{"type": "cope", "npos_max": 30}, {"type": "t5", "num_buckets": 8, "max_distance": 12}])", false},
+    {"heinsen", R"([{"type": "heinsen", "d_pe": 3}])"},
+    {"rope_gqa", R"([{"type": "rope"}])", true, 2},
+    {"alibi_gqa", R"([{"type": "alibi"}])", true, 2},
+    {"rope_sliding_window", R"([{"type": "rope"}])", true, 2, 6},
+    {"cope_sliding_window", R"([{"type": "cope", "npos_max": 6}])", true, 4, 6},
+    {"shaw_sliding_window", R"([{"type": "shaw", "max_distance": 3, "values": true}])", true, 4, 6},
+    {"alibi_bidirectional_window", R"([{"type": "alibi"}])", false, 4, 6},
+};
+
+ModelConfig config_of(const Case& c) {
+  const std::string text = std::string(R"({"model_type": "poslens", "d_model": 16, "n_layers": 2,
+      "n_heads": 4, "n_kv_heads": )") + std::to_string(c.kv_heads) +
+                           R"(, "d_mlp": 24, "vocab_size": 30, "n_ctx": 64, "causal": )" +
+                           (c.causal ? "true" : "false") + R"(, "position_encoding": )" +
+                           c.components + "}";
+  auto config = poslens_config_from_text(text, c.name);
+  config.sliding_window = c.window;
+  return config;
+}
+
+/// Every weight drawn N(0, 0.5²): the methods' reference initialisations leave some terms zero
+/// (CoPE's pos_emb), which would hide a wrong block.
+Transformer random_model(const ModelConfig& config) {
+  auto weights = initialize_weights(config, 7);
+  torch::manual_seed(11);
+  torch::NoGradGuard no_grad;
+  for (auto& [name, t] : named_parameters(config, weights)) t.copy_(torch::randn_like(t) * 0.5);
+  return Transformer(config, weights);
+}
+
+/// Keeps what every layer's attention was computed from.
+class InputsSink : public HookSink {
+ public:
+  bool wants(const HookPoint&) const override { return false; }
+  bool wants_attention_inputs(int) const override { return true; }
+  void attention_inputs(const LayerAttentionInputs& in) override { layers.push_back(in); }
+  std::vector<LayerAttentionInputs> layers;
+};
+
+const at::Tensor& tokens() {
+  static const at::Tensor t = [] {
+    torch::manual_seed(3);
+    return torch::randint(0, 30, {2, kT}, torch::kLong);  // a batch of two
+  }();
+  return t;
+}
+
+/// a and b equal to 1e-5 (relative to 1), with −inf in the same places.
+void expect_close(const at::Tensor& a, const at::Tensor& b, const std::string& what) {
+  ASSERT_TRUE(a.defined() && b.defined()) << what << " missing";
+  ASSERT_EQ(a.sizes(), b.sizes()) << what;
+  const auto fa = a.to(torch::kFloat64), fb = b.to(torch::kFloat64);
+  EXPECT_TRUE(torch::equal(fa.isneginf(), fb.isneginf())) << what << ": masked entries differ";
+  const auto finite = torch::isfinite(fa) & torch::isfinite(fb);
+  const double diff = (fa - fb).abs().masked_select(finite).max().item<double>();
+  EXPECT_LT(diff, 1e-5) << what;
+}
+
+class BlockedAttention : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BlockedAttention, EqualsWholeAttentionWithMapsWanted) {
+  const auto config = config_of(GetParam());
+  const auto model = random_model(config);
+  c10::InferenceMode inference;
+  Captures captures;
+  CaptureSink capture(CaptureSpec::all(), captures);
+  InputsSink inputs;
+  SinkFanout both({&capture, &inputs});
+  model.forward(tokens(), both, {}, AttentionBlocking{4, 5});
+  ASSERT_EQ(inputs.layers.size(), 2u);
+  const auto& pe = model.position_encoding();
+  for (int l = 0; l < 2; ++l) {
+    const auto whole = reference::whole_attention(config, pe, inputs.layers[l]);
+    const std::string at = " of layer " + std::to_string(l);
+    expect_close(captures.find({HookKind::AttnScores, l}), whole.scores, "scores" + at);
+    expect_close(captures.find({HookKind::Pattern, l}), whole.pattern, "pattern" + at);
+    expect_close(captures.find({HookKind::Z, l}), whole.z, "z" + at);
+    if (pe.has_position_scores())
+      expect_close(captures.find({HookKind::PosScores, l}), whole.position, "position" + at);
+    if (pe.has_cope()) {
+      expect_close(captures.find({HookKind::CopeGates, l}), whole.cope_gates, "gates" + at);
+      expect_close(captures.find({HookKind::CopePos, l}), whole.cope_positions, "positions" + at);
+    }
+  }
+}
+
+TEST_P(BlockedAttention, StreamedKeysGiveTheSameLogits) {
+  const auto config = config_of(GetParam());
+  const auto model = random_model(config);
+  c10::InferenceMode inference;
+  Captures unused;
+  CaptureSink patterns(CaptureSpec({"blocks.*.attn.hook_pattern"}), unused);
+  CaptureSink nothing(CaptureSpec(), unused);
+  // Whole rows in one block, whole rows in blocks of 4, keys streamed in chunks of 5.
+  const auto one_block = model.forward(tokens(), patterns, {}, AttentionBlocking{kT, kT});
+  const auto rows = model.forward(tokens(), patterns, {}, AttentionBlocking{4, 5});
+  const auto streamed = model.forward(tokens(), nothing, {}, AttentionBlocking{4, 5});
+  expect_close(rows, one_block, "logits with blocks of rows");
+  expect_close(streamed, one_block, "logits with streamed keys");
+}
+
+TEST_P(BlockedAttention, SomeHeadsAndRegionsAreThoseOfTheWholeMap) {
+  const auto config = config_of(GetParam());
+  const auto model = random_model(config);
+  c10::InferenceMode inference;
+  InputsSink inputs;
+  model.forward(tokens(), inputs);
+  const auto& pe = model.position_encoding();
+  const auto& in = inputs.layers[1];
+  const auto whole = reference::whole_attention(config, pe, in);
+  BlockRequest all;
+  all.scores = all.pattern = all.position = all.cope = all.z = true;
+  // One head; two heads of one kv group; two heads across groups (GQA: a split group).
+  for (const auto& [h0, n] : {std::pair<int64_t, int64_t>{1, 1}, {0, 2}, {1, 2}, {0, 4}}) {
+    const LayerAttention attention(config, pe, in, h0, n);
+    const auto b = attention.rows(5, 11, all);
+    const std::string what = "heads [" + std::to_string(h0) + ", " + std::to_string(h0 + n) + ")";
+    const auto region = [&](const at::Tensor& t) {
+      return t.narrow(1, h0, n).narrow(2, 5, 6).narrow(3, b.k_begin, b.k_end - b.k_begin);
+    };
+    expect_close(b.scores, region(whole.scores), what + " scores");
+    expect_close(b.pattern, region(whole.pattern), what + " pattern");
+    expect_close(b.z.transpose(1, 2), whole.z.narrow(1, 5, 6).narrow(2, h0, n), what + " z");
+    if (pe.has_position_scores()) expect_close(b.position, region(whole.position), what + " position");
+    if (pe.has_cope()) expect_close(b.cope_positions, region(whole.cope_positions), what + " CoPE");
+    // Keys outside the block are hidden from these rows.
+    const auto hidden_scores = whole.scores.narrow(1, h0, n).narrow(2, 5, 6);
+    if (b.k_begin > 0) EXPECT_TRUE(hidden_scores.narrow(3, 0, b.k_begin).isneginf().all().item<bool>());
+    if (b.k_end < kT)
+      EXPECT_TRUE(hidden_scores.narrow(3, b.k_end, kT - b.k_end).isneginf().all().item<bool>());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryMethod, BlockedAttention, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+TEST(BlockedAttention, TrainingGradientsMatchOneBlock) {
+  // The blocked path stays differentiable: the same loss and gradients as one block.
+  const auto config = config_of({"cope_rope", R"([{"type": "rope"}, {"type": "cope", "npos_max": 6}])"});
+  auto model = random_model(config);
+  auto params = named_parameters(config, model.weights());
+  const auto grads = [&](const AttentionBlocking& blocking, HookSink& sink) {
+    for (auto& [n, p] : params) {
+      p.set_requires_grad(true);
+      if (p.grad().defined()) p.mutable_grad().zero_();
+    }
+    model.forward(tokens(), sink, {}, blocking).logsumexp(-1).sum().backward();
+    std::vector<at::Tensor> out;
+    for (auto& [n, p] : params) out.push_back(p.grad().clone());
+    return out;
+  };
+  Captures unused;
+  CaptureSink nothing(CaptureSpec(), unused);
+  const auto whole = grads({kT, kT}, nothing);
+  const auto blocked = grads({4, 5}, nothing);
+  for (size_t i = 0; i < whole.size(); ++i)
+    expect_close(blocked[i], whole[i], "gradient of " + params[i].first);
+}
+
+TEST(BlockedAttention, BadRowsAndHeadsAreErrors) {
+  const auto config = config_of(kCases[3]);
+  const auto model = random_model(config);
+  c10::InferenceMode inference;
+  InputsSink inputs;
+  model.forward(tokens(), inputs);
+  const auto& pe = model.position_encoding();
+  EXPECT_THROW(LayerAttention(config, pe, inputs.layers[0], 3, 2), Error);
+  EXPECT_THROW(LayerAttention(config, pe, inputs.layers[0], -1, 1), Error);
+  const LayerAttention attention(config, pe, inputs.layers[0]);
+  EXPECT_THROW(attention.rows(5, 5, {}), Error);
+  EXPECT_THROW(attention.rows(20, kT + 1, {}), Error);
+  auto no_v = inputs.layers[0];
+  no_v.v = at::Tensor();
+  BlockRequest z;
+  z.z = true;
+  EXPECT_THROW(LayerAttention(config, pe, no_v).rows(0, 4, z), Error);
+}
+
+}  // namespace
+}  // namespace poslens
