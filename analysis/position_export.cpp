@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 
 namespace poslens {
@@ -76,23 +77,7 @@ void write_head_metrics_csv(const std::string& path, const HeadMetrics& m) {
       }
       out << "\n";
     }
-  namespace fs = std::filesystem;
-  const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
-  {
-    std::ofstream file(tmp, std::ios::binary);
-    file << out.str();
-    if (!file.good()) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error("cannot write '" + path + "'");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error("cannot write '" + path + "': " + ec.message());
-  }
+  write_file_atomically(path, out.str());
 }
 
 }  // namespace poslens

@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   libpcre2-dev libicu-dev  # HF tokenizer.json: PCRE2 regexes, ICU Unicode data
   xvfb xauth imagemagick
+  time  # GNU time -v: peak RSS in scripts/bench_long.sh
   python3-torch python3-h5py python3-numpy
   python3-sentencepiece  # tools/make_spm_reference.py (test data only; never linked)
   fortunes  # the default corpus of the character-LM task (docs/training.md)

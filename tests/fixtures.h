@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+
+#include <unistd.h>
 #include <string>
 
 #include "core/base/error.h"
@@ -14,11 +16,24 @@ inline std::filesystem::path fixtures_dir() { return POSLENS_FIXTURES_DIR; }
 inline std::filesystem::path stories_dir() { return fixtures_dir() / "stories260K"; }
 inline std::filesystem::path tokenizers_dir() { return fixtures_dir() / "tokenizers"; }
 
-/// A fresh, empty folder under the system temp dir, unique to the running test.
+/// This process's scratch root: per process, since ctest runs the suite twice at once
+/// (poslens_core_tests_small_blocks); removed when the process exits.
+inline const std::filesystem::path& scratch_root() {
+  static const struct Root {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("poslens-tests-" + std::to_string(static_cast<long>(::getpid())));
+    ~Root() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } root;
+  return root.path;
+}
+
+/// A fresh, empty folder under the scratch root, unique to the running test.
 inline std::filesystem::path scratch_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir = std::filesystem::temp_directory_path() / "poslens-tests" /
-             (std::string(info->test_suite_name()) + "." + info->name());
+  auto dir = scratch_root() / (std::string(info->test_suite_name()) + "." + info->name());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

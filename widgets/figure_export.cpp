@@ -10,10 +10,11 @@
 #include <QPdfWriter>
 #include <QWidget>
 #include <QSvgGenerator>
-#include <QUuid>
 
 #include <algorithm>
-#include <cstdio>
+
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
 
 namespace poslens {
 
@@ -40,32 +41,17 @@ bool writeAtomically(const QString& path, const QString& kind,
     return false;
   };
   if (path.isEmpty()) return fail(QObject::tr("Cannot export %1: no file name given").arg(kind));
-  const QFileInfo target(path);
-  const QDir dir = target.absoluteDir();
-  if (!dir.exists())
-    return fail(QObject::tr("Cannot export %1 '%2': folder '%3' does not exist")
-                    .arg(kind, path, dir.absolutePath()));
-  // Hidden and unique, in the target folder so the rename stays on one file system.
-  const QString tmp = dir.filePath(QStringLiteral(".%1.%2.part.%3")
-                                       .arg(target.completeBaseName(),
-                                            QUuid::createUuid().toString(QUuid::Id128).left(8),
-                                            target.suffix().isEmpty() ? kind.toLower()
-                                                                      : target.suffix()));
-  const bool written = write(tmp) && QFileInfo(tmp).size() > 0;
-  if (!written) {
-    QFile::remove(tmp);
-    return fail(QObject::tr("Could not write %1 '%2' (is the folder writable?)").arg(kind, path));
-  }
-  // std::rename replaces an existing file atomically; QFile::rename refuses to.
-  if (std::rename(QFile::encodeName(tmp).constData(), QFile::encodeName(path).constData()) != 0) {
-    QFile::remove(tmp);
-    return fail(QObject::tr("Could not write %1 '%2': renaming the temporary file failed")
-                    .arg(kind, path));
+  try {
+    AtomicOutput out(QFile::encodeName(path).toStdString());
+    if (!write(QFile::decodeName(out.path().c_str())))
+      return fail(QObject::tr("Could not write %1 '%2' (is the folder writable?)").arg(kind, path));
+    out.commit();
+  } catch (const Error& e) {
+    return fail(QObject::tr("Cannot export %1: %2").arg(kind, QString::fromStdString(e.what())));
   }
   if (error) error->clear();
   return true;
 }
-
 
 namespace {
 

@@ -8,12 +8,14 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdint>
 #include <filesystem>
 #include <set>
 #include <sstream>
 #include <system_error>
 
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
 
@@ -122,6 +124,29 @@ class Writer {
       const hsize_t half = (chunk[i] + 1) / 2;
       bytes = bytes / chunk[i] * half;
       chunk[i] = half;
+    }
+    op("setting the chunk shape",
+       [&] { props.setChunk(static_cast<int>(chunk.size()), chunk.data()); });
+    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0)
+      op("enabling gzip compression", [&] { props.setDeflate(1); });
+    return props;
+  }
+
+  /// Streamed datasets: chunks of whole trailing rows (~kChunkTarget bytes, a power of two of
+  /// rows), so a block of query rows fills whole chunks; contiguous when small. `fill` is what
+  /// unwritten entries read as.
+  H5::DSetCreatPropList streamed_props(const std::vector<hsize_t>& dims, float fill) {
+    H5::DSetCreatPropList props;
+    op("setting the fill value", [&] { props.setFillValue(H5::PredType::NATIVE_FLOAT, &fill); });
+    std::uint64_t count = 1;
+    for (hsize_t d : dims) count *= d;
+    if (dims.empty() || count == 0 || count * 4 <= kCompressAbove) return props;
+    std::vector<hsize_t> chunk(dims.size(), 1);
+    chunk.back() = dims.back();
+    if (dims.size() >= 2) {
+      hsize_t rows = 1;
+      while (rows * 2 <= dims[dims.size() - 2] && rows * 2 * dims.back() * 4 <= kChunkTarget) rows *= 2;
+      chunk[dims.size() - 2] = rows;
     }
     op("setting the chunk shape",
        [&] { props.setChunk(static_cast<int>(chunk.size()), chunk.data()); });
@@ -248,54 +273,26 @@ class Writer {
     string_list_attribute(text_ds, "/tokens/text", "dims", {"batch", "pos"});
   }
 
-  /// Writes `datasets`, the group attributes, the tokens and `meta` to `file_path` and closes
-  /// it. Any error propagates as Error; the caller removes the file. `created` is set once the
-  /// file exists, so that only a file made here is ever removed.
-  void write_file(const std::string& file_path, const std::vector<Hdf5Dataset>& datasets,
-                  const std::vector<std::pair<std::string, std::vector<Hdf5Attribute>>>& groups,
-                  const at::Tensor& token_ids, const std::vector<std::string>& token_text,
-                  const ExportMetadata& meta, bool& created) {
-    H5::H5File file = op("creating the temporary file '" + file_path + "'",
-                         [&] { return H5::H5File(file_path, H5F_ACC_TRUNC); });
-    created = true;
+  void root_attributes(H5::H5File& file, const ExportMetadata& meta) {
     string_attribute(file, "/", "poslens_version", meta.tool_version);
     string_attribute(file, "/", "model_config", meta.model_config_json);
     string_attribute(file, "/", "checkpoint", meta.checkpoint);
     string_attribute(file, "/", "device", meta.device);
     string_attribute(file, "/", "dtype", meta.dtype);
+  }
 
-    for (const auto& d : datasets) {
-      const auto slash = d.path.rfind('/');
-      H5::Group group = group_at(file, d.path.substr(0, slash));
-      const std::string name = d.path.substr(slash + 1);
-      H5::DataSet ds = d.tensor.defined() ? write_tensor(group, name, d.path, d.tensor, d.dims)
-                                          : write_strings(group, name, d.path, d.strings, d.dims);
-      for (const auto& a : d.attributes) attribute(ds, d.path, a);
-    }
-    for (const auto& [group_path, attributes] : groups) {
-      H5::Group group = group_at(file, group_path);
-      for (const auto& a : attributes) attribute(group, group_path, a);
-    }
-    if (token_ids.defined()) {
-      H5::Group tokens = op("creating group /tokens", [&] { return file.createGroup("tokens"); });
-      write_tokens(tokens, token_ids, token_text);
-    }
-    op("closing the temporary file '" + file_path + "'", [&] { file.close(); });
+  void dataset(H5::H5File& file, const Hdf5Dataset& d) {
+    const auto slash = d.path.rfind('/');
+    H5::Group group = group_at(file, d.path.substr(0, slash));
+    const std::string name = d.path.substr(slash + 1);
+    H5::DataSet ds = d.tensor.defined() ? write_tensor(group, name, d.path, d.tensor, d.dims)
+                                        : write_strings(group, name, d.path, d.strings, d.dims);
+    for (const auto& a : d.attributes) attribute(ds, d.path, a);
   }
 
  private:
   std::string path_;
 };
-
-/// Checks the output path before anything is created.
-void validate_path(const Writer& w, const std::string& path) {
-  if (path.empty()) w.fail("empty output path");
-  const fs::path parent = fs::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !fs::is_directory(parent, ec))
-    w.fail("folder '" + parent.string() + "' does not exist");
-  if (fs::is_directory(path, ec)) w.fail("the output path is a folder");
-}
 
 /// Checks one tensor to be written: defined, on the CPU, at least 1-D, one label per dim.
 void validate_tensor(const Writer& w, const std::string& where, const at::Tensor& t,
@@ -355,42 +352,185 @@ void validate_datasets(
     if (!group_paths.count(g.first)) w.fail("attributes for '" + g.first + "', which holds no dataset");
 }
 
-/// Writes to a temporary beside `path` and renames it over `path`; removes the temporary on
-/// any failure. `write(tmp, created)` does the work.
+/// Runs `f`, turning what escapes Writer::op (not expected) into poslens::Error.
 template <typename F>
-void write_atomically(Writer& writer, const std::string& path, F&& write) {
-  const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
-  bool created = false;
+void guarded(Writer& writer, F&& f) {
   try {
-    try {
-      write(tmp, created);
-    } catch (const H5::Exception& e) {  // an HDF5 call outside Writer::op (not expected)
-      writer.fail("HDF5 error in " + e.getFuncName() + ": " + e.getDetailMsg());
-    } catch (const c10::Error& e) {
-      writer.fail(std::string("converting a tensor failed: ") + e.what_without_backtrace());
-    } catch (const std::bad_alloc&) {
-      writer.fail("out of memory while converting a tensor");
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) writer.fail("renaming '" + tmp + "' onto the output failed: " + ec.message());
-  } catch (...) {
-    std::error_code ignored;
-    if (created) fs::remove(tmp, ignored);
-    throw;
+    f();
+  } catch (const H5::Exception& e) {
+    writer.fail("HDF5 error in " + e.getFuncName() + ": " + e.getDetailMsg());
+  } catch (const c10::Error& e) {
+    writer.fail(std::string("converting a tensor failed: ") + e.what_without_backtrace());
+  } catch (const std::bad_alloc&) {
+    writer.fail("out of memory while converting a tensor");
   }
 }
 
 }  // namespace
+
+struct Hdf5Writer::Impl {
+  Writer writer;
+  AtomicOutput out;
+  H5::H5File file;
+  std::map<std::string, H5::DataSet> streamed;
+  std::set<std::string> paths;
+
+  Impl(const std::string& path) : writer(path), out(checked(writer, path)) {}
+
+  static std::string checked(Writer& w, const std::string& path) {
+    H5::Exception::dontPrint();
+    if (path.empty()) w.fail("empty output path");
+    return path;
+  }
+
+  /// Registers a new dataset path; fails for duplicates and malformed paths.
+  void claim(const std::string& path) {
+    const std::string where = "dataset '" + path + "'";
+    if (path.empty() || path[0] != '/') writer.fail(where + ": the path must start with '/'");
+    std::string normal;
+    for (const auto& part : split_path(path)) {
+      if (part == "." || part == "..") writer.fail(where + ": '.' and '..' are not allowed");
+      normal += "/" + part;
+    }
+    if (normal != path) writer.fail(where + ": empty path component");
+    if (!paths.insert(path).second) writer.fail(where + " appears twice");
+  }
+};
+
+Hdf5Writer::Hdf5Writer(const std::string& path, const ExportMetadata& meta)
+    : impl_(std::make_unique<Impl>(path)) {
+  auto& w = impl_->writer;
+  try {
+    impl_->file = w.op("creating the temporary file '" + impl_->out.path() + "'",
+                       [&] { return H5::H5File(impl_->out.path(), H5F_ACC_TRUNC); });
+  } catch (const Error& e) {
+    std::error_code ignored;
+    fs::remove(impl_->out.path(), ignored);
+    throw;
+  }
+  guarded(w, [&] { w.root_attributes(impl_->file, meta); });
+}
+
+Hdf5Writer::~Hdf5Writer() {
+  if (!impl_) return;
+  try {
+    impl_->streamed.clear();
+    impl_->file.close();  // before AtomicOutput removes the temporary
+  } catch (...) {
+  }
+}
+
+void Hdf5Writer::create(const std::string& dataset_path, const std::vector<int64_t>& shape,
+                        const std::vector<std::string>& dims,
+                        const std::vector<Hdf5Attribute>& attributes, float fill) {
+  auto& w = impl_->writer;
+  impl_->claim(dataset_path);
+  if (dims.size() != shape.size())
+    w.fail("dataset '" + dataset_path + "' has " + std::to_string(shape.size()) +
+           " dimensions but " + std::to_string(dims.size()) + " dimension names");
+  std::vector<hsize_t> extent;
+  for (const auto d : shape) {
+    if (d < 0) w.fail("dataset '" + dataset_path + "' has a negative size");
+    extent.push_back(static_cast<hsize_t>(d));
+  }
+  guarded(w, [&] {
+    const auto slash = dataset_path.rfind('/');
+    H5::Group group = w.group_at(impl_->file, dataset_path.substr(0, slash));
+    const H5::DataSpace space(static_cast<int>(extent.size()), extent.data());
+    const auto props = w.streamed_props(extent, fill);
+    H5::DSetAccPropList access;
+    // Room for every partly written chunk of a block of rows (one per head): 64 MiB.
+    w.op("setting the chunk cache", [&] { access.setChunkCache(12421, std::size_t{64} << 20, 1.0); });
+    H5::DataSet ds = w.op("creating dataset " + dataset_path, [&] {
+      return group.createDataSet(dataset_path.substr(slash + 1), H5::PredType::IEEE_F32LE, space,
+                                 props, access);
+    });
+    w.string_list_attribute(ds, dataset_path, "dims", dims);
+    for (const auto& a : attributes) w.attribute(ds, dataset_path, a);
+    impl_->streamed.emplace(dataset_path, ds);
+  });
+}
+
+void Hdf5Writer::write(const std::string& dataset_path, const std::vector<int64_t>& offset,
+                       const at::Tensor& values) {
+  auto& w = impl_->writer;
+  const auto it = impl_->streamed.find(dataset_path);
+  if (it == impl_->streamed.end()) w.fail("dataset '" + dataset_path + "' was not created");
+  if (!values.defined() || !values.device().is_cpu())
+    w.fail("values for '" + dataset_path + "' must be a CPU tensor");
+  guarded(w, [&] {
+    H5::DataSpace file_space = it->second.getSpace();
+    const int rank = file_space.getSimpleExtentNdims();
+    std::vector<hsize_t> extent(static_cast<size_t>(rank));
+    file_space.getSimpleExtentDims(extent.data());
+    if (static_cast<int>(offset.size()) != rank || values.dim() != rank)
+      w.fail("write to '" + dataset_path + "': offset and values must have " +
+             std::to_string(rank) + " dimensions, got " + std::to_string(offset.size()) + " and " +
+             shape_str(values));
+    std::vector<hsize_t> start, count;
+    for (int d = 0; d < rank; ++d) {
+      if (offset[d] < 0 || offset[d] + values.size(d) > static_cast<int64_t>(extent[d]))
+        w.fail("write to '" + dataset_path + "': " + shape_str(values) + " at offset " +
+               std::to_string(offset[d]) + " leaves dimension " + std::to_string(d) + " of " +
+               std::to_string(extent[d]));
+      start.push_back(static_cast<hsize_t>(offset[d]));
+      count.push_back(static_cast<hsize_t>(values.size(d)));
+    }
+    if (values.numel() == 0) return;
+    const auto data = values.to(torch::kFloat).contiguous();
+    w.op("selecting a hyperslab of " + dataset_path,
+         [&] { file_space.selectHyperslab(H5S_SELECT_SET, count.data(), start.data()); });
+    const H5::DataSpace memory(rank, count.data());
+    w.op("writing dataset " + dataset_path, [&] {
+      it->second.write(data.data_ptr(), H5::PredType::NATIVE_FLOAT, memory, file_space);
+    });
+  });
+}
+
+void Hdf5Writer::add(const Hdf5Dataset& d) {
+  auto& w = impl_->writer;
+  impl_->claim(d.path);
+  if (d.tensor.defined() && !d.strings.empty()) w.fail("dataset '" + d.path + "' has both a tensor and strings");
+  if (d.tensor.defined()) validate_tensor(w, "dataset '" + d.path + "'", d.tensor, d.dims);
+  else if (d.dims.size() != 1)
+    w.fail("dataset '" + d.path + "' is a 1-D string dataset but has " +
+           std::to_string(d.dims.size()) + " dimension names");
+  guarded(w, [&] { w.dataset(impl_->file, d); });
+}
+
+void Hdf5Writer::group_attributes(const std::string& group_path,
+                                  const std::vector<Hdf5Attribute>& attributes) {
+  auto& w = impl_->writer;
+  guarded(w, [&] {
+    H5::Group group = w.group_at(impl_->file, group_path);
+    for (const auto& a : attributes) w.attribute(group, group_path, a);
+  });
+}
+
+void Hdf5Writer::tokens(const at::Tensor& token_ids, const std::vector<std::string>& token_text) {
+  auto& w = impl_->writer;
+  validate_tokens(w, token_ids, token_text);
+  guarded(w, [&] {
+    H5::Group tokens = w.op("creating group /tokens", [&] { return impl_->file.createGroup("tokens"); });
+    w.write_tokens(tokens, token_ids, token_text);
+  });
+}
+
+void Hdf5Writer::commit() {
+  auto& w = impl_->writer;
+  guarded(w, [&] {
+    impl_->streamed.clear();
+    w.op("closing the temporary file '" + impl_->out.path() + "'", [&] { impl_->file.close(); });
+  });
+  impl_->out.commit();
+}
 
 void write_captures_hdf5(const std::string& path, const std::vector<NamedCapture>& captures,
                          const at::Tensor& token_ids, const std::vector<std::string>& token_text,
                          const ExportMetadata& meta) {
   H5::Exception::dontPrint();
   Writer writer(path);
-  validate_path(writer, path);
   std::set<std::string> names;
-  std::vector<Hdf5Dataset> datasets;
   for (const auto& cap : captures) {
     const std::string where = "capture '" + cap.name + "'";
     if (cap.name.empty()) writer.fail("a capture has an empty name");
@@ -398,15 +538,15 @@ void write_captures_hdf5(const std::string& path, const std::vector<NamedCapture
       writer.fail(where + ": hook names may not contain '/' or be '.' or '..'");
     if (!names.insert(cap.name).second) writer.fail(where + " appears twice");
     validate_tensor(writer, where, cap.tensor, cap.dims);
-    // Captures are float32 whatever the model's dtype (docs/hdf5-layout.md).
-    datasets.push_back({"/captures/" + cap.name, cap.tensor, {}, cap.dims, {}});
   }
   validate_tokens(writer, token_ids, token_text);
-  write_atomically(writer, path, [&](const std::string& tmp, bool& created) {
-    for (auto& d : datasets) d.tensor = d.tensor.to(torch::kFloat);
-    // The /captures group exists even when nothing was captured.
-    writer.write_file(tmp, datasets, {{"/captures", {}}}, token_ids, token_text, meta, created);
-  });
+  Hdf5Writer file(path, meta);
+  file.group_attributes("/captures", {});  // the group exists even when nothing was captured
+  // Captures are float32 whatever the model's dtype (docs/hdf5-layout.md).
+  for (const auto& cap : captures)
+    file.add({"/captures/" + cap.name, cap.tensor.to(torch::kFloat), {}, cap.dims, {}});
+  file.tokens(token_ids, token_text);
+  file.commit();
 }
 
 void write_analysis_hdf5(
@@ -416,12 +556,13 @@ void write_analysis_hdf5(
     const ExportMetadata& meta) {
   H5::Exception::dontPrint();
   Writer writer(path);
-  validate_path(writer, path);
   validate_datasets(writer, datasets, group_attributes, token_ids.defined());
   if (token_ids.defined()) validate_tokens(writer, token_ids, token_text);
-  write_atomically(writer, path, [&](const std::string& tmp, bool& created) {
-    writer.write_file(tmp, datasets, group_attributes, token_ids, token_text, meta, created);
-  });
+  Hdf5Writer file(path, meta);
+  for (const auto& d : datasets) file.add(d);
+  for (const auto& [group, attributes] : group_attributes) file.group_attributes(group, attributes);
+  if (token_ids.defined()) file.tokens(token_ids, token_text);
+  file.commit();
 }
 
 }  // namespace poslens

@@ -8,6 +8,7 @@
 //   root attributes         "poslens_version", "model_config" (JSON), "checkpoint",
 //                           "device", "dtype"
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -42,9 +43,9 @@ struct NamedCapture {
 /// `token_ids` is a CPU int64 [batch, pos] tensor; `token_text` has batch*pos UTF-8 entries,
 /// row-major. The strings of `meta` become scalar UTF-8 root attributes.
 ///
-/// Atomic: the file is written to `path` + ".tmp-<pid>" in the same folder, closed and then
-/// renamed onto `path`, so an interrupted or failing export leaves no half file and an existing
-/// file at `path` untouched.
+/// Atomic (AtomicOutput): the file is written to a temporary in the same folder, closed, synced
+/// and then renamed onto `path`, so an interrupted or failing export leaves no half file and an
+/// existing file at `path` untouched.
 /// Throws poslens::Error (message names `path`, the failing operation and HDF5's own message)
 /// when the folder of `path` does not exist, a capture has no tensor, is not on the CPU, is 0-d,
 /// has a dims count different from its rank, a duplicate name or a name containing '/', when
@@ -84,5 +85,46 @@ void write_analysis_hdf5(
     const std::vector<std::pair<std::string, std::vector<Hdf5Attribute>>>& group_attributes,
     const at::Tensor& token_ids, const std::vector<std::string>& token_text,
     const ExportMetadata& meta);
+
+/// An HDF5 file written piece by piece: datasets are created with their final shape and filled
+/// in hyperslabs (a block of query rows of a map, a layer at a time), so an export holds no
+/// more than the piece it writes. Same layout, types, chunking (chunks of whole trailing rows,
+/// ~1 MiB), gzip level 1 and error contract as write_analysis_hdf5; nothing appears at `path`
+/// until commit(), and a writer destroyed uncommitted (an error, a cancelled job) leaves
+/// nothing (AtomicOutput).
+class Hdf5Writer {
+ public:
+  /// Creates the temporary file beside `path` and writes `meta` as root attributes. Throws
+  /// poslens::Error when the folder does not exist or HDF5 fails.
+  Hdf5Writer(const std::string& path, const ExportMetadata& meta);
+  ~Hdf5Writer();
+  Hdf5Writer(const Hdf5Writer&) = delete;
+  Hdf5Writer& operator=(const Hdf5Writer&) = delete;
+
+  /// Creates the float32 dataset `dataset_path` (absolute; groups made along it) of `shape`,
+  /// to be filled with write(); unwritten entries read as `fill`. With "dims" = `dims` and
+  /// `attributes`. Throws poslens::Error for a path that exists or is malformed, a dims count
+  /// different from the rank, or a negative size.
+  void create(const std::string& dataset_path, const std::vector<int64_t>& shape,
+              const std::vector<std::string>& dims,
+              const std::vector<Hdf5Attribute>& attributes = {}, float fill = 0.0f);
+  /// Writes `values` (CPU, any float dtype; its shape is the hyperslab's) into `dataset_path`
+  /// at `offset` (one entry per dimension). Throws poslens::Error for an unknown dataset or a
+  /// hyperslab outside it.
+  void write(const std::string& dataset_path, const std::vector<int64_t>& offset,
+             const at::Tensor& values);
+  /// A whole dataset at once, as write_analysis_hdf5 takes them.
+  void add(const Hdf5Dataset& dataset);
+  /// Attributes of the group `group_path` (created if missing).
+  void group_attributes(const std::string& group_path, const std::vector<Hdf5Attribute>& attributes);
+  /// `/tokens/ids` and `/tokens/text` as write_captures_hdf5 writes them.
+  void tokens(const at::Tensor& token_ids, const std::vector<std::string>& token_text);
+  /// Closes the file and renames it onto `path`. Throws poslens::Error.
+  void commit();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace poslens

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/text.h"
 #include "core/formats/safetensors.h"
@@ -87,7 +88,8 @@ void write_safetensors(const std::string& path,
   unsigned char length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(text.size() >> (8 * i));
 
-  const std::string tmp = path + ".tmp";
+  AtomicOutput out(path);
+  const std::string& tmp = out.path();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(tmp + ": cannot create: " + errno_text());
   try {
@@ -97,23 +99,14 @@ void write_safetensors(const std::string& path,
       const std::size_t nbytes = static_cast<std::size_t>(c.numel()) * c.element_size();
       if (nbytes > 0) write_all(fd, c.data_ptr(), nbytes, tmp);
     }
-    if (::fsync(fd) != 0) throw Error(tmp + ": fsync failed: " + errno_text());
     const int rc = ::close(fd);
     fd = -1;  // closed even when close reports an error
     if (rc != 0) throw Error(tmp + ": close failed: " + errno_text());
   } catch (...) {
     if (fd >= 0) ::close(fd);
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
     throw;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw Error(path + ": cannot rename " + tmp + " into place: " + ec.message());
-  }
+  out.commit();
 }
 
 }  // namespace poslens

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 
 namespace poslens::train {
@@ -36,7 +37,7 @@ std::vector<int64_t> checkpoint_steps(const std::string& run_dir) {
 }
 
 void remove_partial_checkpoints(const std::string& run_dir) {
-  static const std::regex pattern("step-[0-9]+\\.tmp-[0-9]+");
+  static const std::regex pattern("step-[0-9]+\\.tmp-[0-9]+(-[0-9]+)?");
   std::error_code ec;
   std::vector<fs::path> partial;
   for (const auto& entry : fs::directory_iterator(run_dir, ec))
@@ -45,16 +46,7 @@ void remove_partial_checkpoints(const std::string& run_dir) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw Error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error("cannot write " + path + ": " + ec.message());
+  write_file_atomically(path, text);
 }
 
 void truncate_log(const std::string& log_path, int64_t step) {

@@ -282,24 +282,23 @@ TEST(Hdf5Export, FailingWriteLeavesExistingFileUntouched) {
 }
 
 TEST(Hdf5Export, HdfFailureIsTranslatedAndTempRemoved) {
-  // A folder at the temp path makes HDF5's file creation fail after validation succeeded.
+  // The same attribute twice on a group passes validation and fails inside HDF5.
   const auto dir = test::scratch_dir();
   const auto path = dir / "run.h5";
   write(path, make_example());
   const std::string before = read_all(path);
-  const fs::path blocker = path.string() + ".tmp-" + std::to_string(::getpid());
-  fs::create_directory(blocker);
+  const Hdf5Attribute twice{"note", std::string("x")};
   try {
-    write(path, make_example());
+    write_analysis_hdf5(path.string(), {{"/a/b", torch::ones({2}), {}, {"i"}, {}}},
+                        {{"/a", {twice, twice}}}, {}, {}, {});
     FAIL() << "expected an Error";
   } catch (const Error& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find(path.string()), std::string::npos) << msg;
-    EXPECT_NE(msg.find("creating the temporary file"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("creating attribute 'note'"), std::string::npos) << msg;
   }
   EXPECT_EQ(read_all(path), before);
-  EXPECT_TRUE(fs::is_directory(blocker));  // not ours: never removed
-  fs::remove(blocker);
+  EXPECT_EQ(folder_entries(dir), std::vector<std::string>{"run.h5"});  // no temporary left
 }
 
 bool have_h5py() {
