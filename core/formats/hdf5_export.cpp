@@ -219,6 +219,17 @@ class Writer {
       string_list_attribute(obj, where, a.name, *list);
       return;
     }
+    if (const auto* ints = std::get_if<std::vector<int64_t>>(&a.value)) {
+      const hsize_t n = ints->size();
+      const H5::DataSpace space(1, &n);
+      H5::Attribute attr = op("creating attribute '" + a.name + "' on " + where, [&] {
+        return obj.createAttribute(a.name, H5::PredType::STD_I64LE, space);
+      });
+      if (n > 0)
+        op("writing attribute '" + a.name + "' on " + where,
+           [&] { attr.write(H5::PredType::NATIVE_INT64, ints->data()); });
+      return;
+    }
     const H5::DataSpace scalar(H5S_SCALAR);
     const bool is_double = std::holds_alternative<double>(a.value);
     const H5::PredType& file_type = is_double ? H5::PredType::IEEE_F64LE : H5::PredType::STD_I64LE;

@@ -56,10 +56,10 @@ void write_captures_hdf5(const std::string& path, const std::vector<NamedCapture
                          const ExportMetadata& meta);
 
 /// An attribute of an analysis file: a UTF-8 string, float64 or int64 scalar, or a 1-D list of
-/// UTF-8 strings.
+/// UTF-8 strings or of int64.
 struct Hdf5Attribute {
   std::string name;
-  std::variant<std::string, double, int64_t, std::vector<std::string>> value;
+  std::variant<std::string, double, int64_t, std::vector<std::string>, std::vector<int64_t>> value;
 };
 
 /// One dataset of an analysis file (docs/hdf5-layout.md, "/analysis").

@@ -55,10 +55,31 @@ bool CaptureSink::wants(const HookPoint& point) const {
   return !heads_ || !is_map_hook(point.kind) || !heads_of_layer(*heads_, point.layer).empty();
 }
 
-void CaptureSink::tensor(const HookPoint& point, const at::Tensor& value) {
+void CaptureSink::begin(int64_t batch, int64_t length) {
+  (void)batch;
+  length_ = length;
+}
+
+at::Tensor& CaptureSink::newest(const HookPoint& point) {
+  for (auto it = out_.tensors.rbegin(); it != out_.tensors.rend(); ++it)
+    if (it->first == point) return it->second;
+  throw Error("internal: a later part of " + point.name() + " came before its first");
+}
+
+void CaptureSink::tensor(const HookPoint& point, const at::Tensor& value, int64_t pos_begin) {
   if (!value.defined()) return;
   // detach: a capture taken while training must not keep the autograd graph alive.
-  out_.tensors.emplace_back(point, value.detach().to(torch::kCPU, torch::kFloat32).contiguous());
+  const auto part = value.detach().to(torch::kCPU, torch::kFloat32);
+  if (pos_begin == 0 && part.size(1) == length_) {
+    out_.tensors.emplace_back(point, part.contiguous());
+    return;
+  }
+  if (pos_begin == 0) {  // the first chunk of positions: the whole tensor, filled as they come
+    auto shape = part.sizes().vec();
+    shape[1] = length_;
+    out_.tensors.emplace_back(point, torch::zeros(shape, torch::kFloat32));
+  }
+  newest(point).narrow(1, pos_begin, part.size(1)).copy_(part);
 }
 
 void CaptureSink::block(const HookPoint& point, const MapBlock& block) {
@@ -73,11 +94,8 @@ void CaptureSink::block(const HookPoint& point, const MapBlock& block) {
         point, torch::full({values.size(0), values.size(1), T, T}, masked_value(point.kind),
                            torch::kFloat32));
   }
-  at::Tensor* whole = nullptr;  // the newest capture of `point`
-  for (auto it = out_.tensors.rbegin(); it != out_.tensors.rend() && !whole; ++it)
-    if (it->first == point) whole = &it->second;
-  if (!whole) throw Error("internal: a block of " + point.name() + " came before its first rows");
-  whole->narrow(2, block.q_begin, block.rows())
+  newest(point)
+      .narrow(2, block.q_begin, block.rows())
       .narrow(3, block.k_begin, block.keys())
       .copy_(values.to(torch::kFloat32));
 }

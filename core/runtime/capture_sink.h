@@ -38,13 +38,17 @@ class CaptureSink : public HookSink {
  public:
   CaptureSink(CaptureSpec spec, Captures& out, std::optional<HeadSelection> heads = {});
   bool wants(const HookPoint& point) const override;
-  void tensor(const HookPoint& point, const at::Tensor& value) override;
+  void begin(int64_t batch, int64_t length) override;
+  void tensor(const HookPoint& point, const at::Tensor& value, int64_t pos_begin) override;
   void block(const HookPoint& point, const MapBlock& block) override;
 
  private:
+  /// The newest capture of `point`.
+  at::Tensor& newest(const HookPoint& point);
   CaptureSpec spec_;
   Captures& out_;
   std::optional<HeadSelection> heads_;
+  int64_t length_ = 0;
 };
 
 }  // namespace poslens

@@ -27,9 +27,13 @@ bool SinkFanout::wants(const HookPoint& point) const {
   return false;
 }
 
-void SinkFanout::tensor(const HookPoint& point, const at::Tensor& value) {
+void SinkFanout::begin(int64_t batch, int64_t length) {
+  for (auto* s : sinks_) s->begin(batch, length);
+}
+
+void SinkFanout::tensor(const HookPoint& point, const at::Tensor& value, int64_t pos_begin) {
   for (auto* s : sinks_)
-    if (s->wants(point)) s->tensor(point, value);
+    if (s->wants(point)) s->tensor(point, value, pos_begin);
 }
 
 void SinkFanout::block(const HookPoint& point, const MapBlock& block) {

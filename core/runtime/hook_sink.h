@@ -38,11 +38,19 @@ class HookSink {
   /// Whether the forward should produce `point` for this sink. Map hooks nobody wants are
   /// never computed as maps (the layer streams its keys instead).
   virtual bool wants(const HookPoint& point) const = 0;
-  /// A per-position hook on the model's device and dtype, once per forward. The forward never
+  /// Called first: the pass runs `batch` sequences of `length` positions.
+  virtual void begin(int64_t batch, int64_t length) {
+    (void)batch;
+    (void)length;
+  }
+  /// Positions [pos_begin, pos_begin + value.size(1)) of a per-position hook ([batch, pos,
+  /// ...]) on the model's device and dtype: logits come in chunks of positions (the whole
+  /// [batch, T, vocab] can be GBs), the other hooks whole (pos_begin 0). The forward never
   /// modifies a tensor after handing it out, so a sink may keep it as is.
-  virtual void tensor(const HookPoint& point, const at::Tensor& value) {
+  virtual void tensor(const HookPoint& point, const at::Tensor& value, int64_t pos_begin) {
     (void)point;
     (void)value;
+    (void)pos_begin;
   }
   /// A block of a map hook. The blocks of one hook and layer arrive in ascending row order
   /// and cover every row once.
@@ -66,7 +74,8 @@ class SinkFanout : public HookSink {
  public:
   explicit SinkFanout(std::vector<HookSink*> sinks) : sinks_(std::move(sinks)) {}
   bool wants(const HookPoint& point) const override;
-  void tensor(const HookPoint& point, const at::Tensor& value) override;
+  void begin(int64_t batch, int64_t length) override;
+  void tensor(const HookPoint& point, const at::Tensor& value, int64_t pos_begin) override;
   void block(const HookPoint& point, const MapBlock& block) override;
   bool wants_attention_inputs(int layer) const override;
   void attention_inputs(const LayerAttentionInputs& inputs) override;

@@ -16,7 +16,7 @@ class Emit {
   explicit Emit(HookSink& sink) : sink_(sink) {}
   bool wants(HookKind kind, int layer) const { return sink_.wants({kind, layer}); }
   void operator()(HookKind kind, int layer, const at::Tensor& t) const {
-    if (t.defined() && wants(kind, layer)) sink_.tensor({kind, layer}, t);
+    if (t.defined() && wants(kind, layer)) sink_.tensor({kind, layer}, t, 0);
   }
 
  private:
@@ -118,7 +118,7 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, const CaptureSpec& spe
 }
 
 at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
-                                const ProgressFn& progress, const AttentionBlocking& blocking) const {
+                                const ProgressFn& progress, const ForwardOptions& options) const {
   if (!tokens.defined() || tokens.dim() != 2)
     throw Error("tokens must be a 2-D [batch, pos] tensor of ids");
   if (tokens.numel() == 0) throw Error("no tokens to run (the input is empty)");
@@ -141,8 +141,10 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
   const Emit emit(sink);
   const auto positions = torch::arange(T, torch::dtype(torch::kLong).device(device()));
   const auto defaults = AttentionBlocking::from_environment();
+  const auto& blocking = options.blocking;
   const AttentionBlocking block_sizes{blocking.query_rows ? blocking.query_rows : defaults.query_rows,
                                       blocking.key_chunk ? blocking.key_chunk : defaults.key_chunk};
+  sink.begin(B, T);
 
   auto x = weights_.tok_embed.index_select(0, ids.flatten()).view({B, T, c.d_model});
   // The scale is rounded to the compute dtype first, as HF Gemma's `normalizer` tensor is.
@@ -214,8 +216,26 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
 
   x = norm(c, x, weights_.final_norm, weights_.final_norm_bias);
   emit(HookKind::LnFinal, -1, x);
-  const auto logits = at::linear(x, weights_.unembed, weights_.unembed_bias).to(torch::kFloat32);
-  emit(HookKind::Logits, -1, logits);
+  const auto unembed = [&](int64_t p0, int64_t n) {
+    return at::linear(x.narrow(1, p0, n), weights_.unembed, weights_.unembed_bias).to(torch::kFloat32);
+  };
+  at::Tensor logits;
+  if (!emit.wants(HookKind::Logits, -1)) {
+    if (options.logits == LogitsReturned::All) logits = unembed(0, T);
+    if (options.logits == LogitsReturned::Last) logits = unembed(T - 1, 1);
+  } else {
+    // In chunks of positions: [batch, T, vocab] float32 is 1 GB at 8192 tokens of a 32k vocab.
+    const int64_t chunk = std::max<int64_t>(1, (int64_t{64} << 20) / (B * c.vocab_size * 4));
+    std::vector<at::Tensor> parts;
+    for (int64_t p0 = 0; p0 < T; p0 += chunk) {
+      const int64_t n = std::min(chunk, T - p0);
+      const auto part = unembed(p0, n);
+      sink.tensor({HookKind::Logits, -1}, part, p0);
+      if (options.logits == LogitsReturned::All) parts.push_back(part);
+      if (options.logits == LogitsReturned::Last && p0 + n == T) logits = part.narrow(1, n - 1, 1);
+    }
+    if (options.logits == LogitsReturned::All) logits = parts.size() == 1 ? parts[0] : torch::cat(parts, 1);
+  }
   sink.layer_done(-1);
   return logits;
 }

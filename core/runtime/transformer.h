@@ -27,6 +27,20 @@ using ProgressFn = std::function<bool(int done, int total)>;
 /// window: i - j < sliding_window; otherwise every key).
 at::Tensor allowed_keys(const ModelConfig& config, int64_t T, c10::Device device);
 
+/// Which logits Transformer::forward returns; a sink that wants hook "logits" gets them all
+/// either way, in chunks of positions.
+enum class LogitsReturned {
+  All,   ///< [batch, pos, vocab]
+  Last,  ///< [batch, 1, vocab]: the next-token prediction (long inputs: O(vocab), not O(T·vocab))
+  None,  ///< undefined
+};
+
+struct ForwardOptions {
+  /// Zero fields take AttentionBlocking::from_environment(), then the memory budget.
+  AttentionBlocking blocking;
+  LogitsReturned logits = LogitsReturned::All;
+};
+
 class Transformer {
  public:
   /// `weights` must already be on the compute device and dtype (see checkpoint.h).
@@ -43,18 +57,17 @@ class Transformer {
   std::vector<HookPoint> hook_points() const;
 
   /// Runs the model on `tokens` (int64 [batch, pos], ids < vocab_size, any device) and returns
-  /// the logits, float32 [batch, pos, vocab] on the model's device. Every hook point `sink`
-  /// wants is handed to it as it is made (per-position hooks whole, maps in blocks of whole
-  /// rows); a layer whose maps nobody wants streams its keys (attention.h), so memory stays
-  /// O(T · block) per layer. `blocking` overrides the block sizes (tests); its zero fields
-  /// take AttentionBlocking::from_environment(), then the memory budget. Differentiable:
+  /// the logits options.logits asks for, float32 on the model's device. Every hook point
+  /// `sink` wants is handed to it as it is made (per-position hooks whole, logits in chunks of
+  /// positions, maps in blocks of whole rows); a layer whose maps nobody wants streams its keys
+  /// (attention.h), so memory stays O(T · block) per layer. Differentiable:
   /// gradients reach every weight that requires grad (training); callers that only infer
   /// should hold a c10::InferenceMode guard (run_model, the CLI, the benchmarks do). Ids on the
   /// CPU are range checked; ids on an accelerator are not (no device synchronisation per call).
   /// Throws poslens::Error for a bad token tensor (shape, dtype, id out of range, empty),
   /// whatever the sink throws, and poslens::Cancelled when `progress` returns false.
   at::Tensor forward(const at::Tensor& tokens, HookSink& sink, const ProgressFn& progress = {},
-                     const AttentionBlocking& blocking = {}) const;
+                     const ForwardOptions& options = {}) const;
   /// The same keeping what `spec` wants whole in `captures` (if non-null): CaptureSink.
   at::Tensor forward(const at::Tensor& tokens, const CaptureSpec& spec = {},
                      Captures* captures = nullptr, const ProgressFn& progress = {}) const;

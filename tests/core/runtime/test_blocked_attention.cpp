@@ -122,7 +122,7 @@ TEST_P(BlockedAttention, EqualsWholeAttentionWithMapsWanted) {
   CaptureSink capture(CaptureSpec::all(), captures);
   InputsSink inputs;
   SinkFanout both({&capture, &inputs});
-  model.forward(tokens(), both, {}, AttentionBlocking{4, 5});
+  model.forward(tokens(), both, {}, ForwardOptions{{4, 5}});
   ASSERT_EQ(inputs.layers.size(), 2u);
   const auto& pe = model.position_encoding();
   for (int l = 0; l < 2; ++l) {
@@ -148,9 +148,9 @@ TEST_P(BlockedAttention, StreamedKeysGiveTheSameLogits) {
   CaptureSink patterns(CaptureSpec({"blocks.*.attn.hook_pattern"}), unused);
   CaptureSink nothing(CaptureSpec(), unused);
   // Whole rows in one block, whole rows in blocks of 4, keys streamed in chunks of 5.
-  const auto one_block = model.forward(tokens(), patterns, {}, AttentionBlocking{kT, kT});
-  const auto rows = model.forward(tokens(), patterns, {}, AttentionBlocking{4, 5});
-  const auto streamed = model.forward(tokens(), nothing, {}, AttentionBlocking{4, 5});
+  const auto one_block = model.forward(tokens(), patterns, {}, ForwardOptions{{kT, kT}});
+  const auto rows = model.forward(tokens(), patterns, {}, ForwardOptions{{4, 5}});
+  const auto streamed = model.forward(tokens(), nothing, {}, ForwardOptions{{4, 5}});
   expect_close(rows, one_block, "logits with blocks of rows");
   expect_close(streamed, one_block, "logits with streamed keys");
 }
@@ -195,7 +195,7 @@ TEST(BlockedAttention, TrainingGradientsMatchOneBlock) {
   const auto config = config_of({"cope_rope", R"([{"type": "rope"}, {"type": "cope", "npos_max": 6}])"});
   auto model = random_model(config);
   auto params = named_parameters(config, model.weights());
-  const auto grads = [&](const AttentionBlocking& blocking, HookSink& sink) {
+  const auto grads = [&](const ForwardOptions& blocking, HookSink& sink) {
     for (auto& [n, p] : params) {
       p.set_requires_grad(true);
       if (p.grad().defined()) p.mutable_grad().zero_();
@@ -207,8 +207,8 @@ TEST(BlockedAttention, TrainingGradientsMatchOneBlock) {
   };
   Captures unused;
   CaptureSink nothing(CaptureSpec(), unused);
-  const auto whole = grads({kT, kT}, nothing);
-  const auto blocked = grads({4, 5}, nothing);
+  const auto whole = grads({{kT, kT}}, nothing);
+  const auto blocked = grads({{4, 5}}, nothing);
   for (size_t i = 0; i < whole.size(); ++i)
     expect_close(blocked[i], whole[i], "gradient of " + params[i].first);
 }

@@ -1,0 +1,96 @@
+#include "core/runtime/sinks.h"
+
+#include <torch/torch.h>
+
+#include <limits>
+
+#include "core/base/error.h"
+
+namespace poslens {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The entry of `list` for `point`, appended (made by `make`) when missing.
+at::Tensor& entry(std::vector<std::pair<HookPoint, at::Tensor>>& list, const HookPoint& point,
+                  const std::function<at::Tensor()>& make) {
+  for (auto& [p, t] : list)
+    if (p == point) return t;
+  list.emplace_back(point, make());
+  return list.back().second;
+}
+
+}  // namespace
+
+at::Tensor select_heads(const at::Tensor& values, const std::optional<HeadSelection>& heads, int layer) {
+  if (!heads) return values;
+  return values.index_select(1, torch::tensor(heads_of_layer(*heads, layer), torch::kLong).to(values.device()));
+}
+
+PooledMapSink::PooledMapSink(CaptureSpec spec, int64_t cells, std::optional<HeadSelection> heads)
+    : spec_(std::move(spec)), cells_(cells), heads_(std::move(heads)) {
+  if (cells_ < 1) throw Error("pooled maps need at least 1 cell per axis, got " + std::to_string(cells_));
+}
+
+bool PooledMapSink::wants(const HookPoint& point) const {
+  return is_map_hook(point.kind) && spec_.wants(point) &&
+         (!heads_ || !heads_of_layer(*heads_, point.layer).empty());
+}
+
+void PooledMapSink::begin(int64_t batch, int64_t length) {
+  (void)batch;
+  length_ = length;
+  stride_ = length > cells_ ? ceil_div(length, cells_) : 1;
+  maps_.clear();
+}
+
+void PooledMapSink::block(const HookPoint& point, const MapBlock& block) {
+  torch::NoGradGuard no_grad;
+  const int64_t s = stride_, R = block.rows(), K = block.keys();
+  const auto values = select_heads(block.values.detach(), heads_, point.layer)
+                          .to(torch::kFloat32)
+                          .masked_fill(block.allowed.logical_not(), kNegInf);
+  // Pad with −inf to whole cells, then reduce each s × s cell.
+  const int64_t r_off = block.q_begin % s, c_off = block.k_begin % s;
+  const int64_t n_rows = ceil_div(r_off + R, s), n_cols = ceil_div(c_off + K, s);
+  auto padded = values;
+  if (s > 1)
+    padded = torch::constant_pad_nd(values, {c_off, n_cols * s - K - c_off, r_off, n_rows * s - R - r_off},
+                                    kNegInf);
+  const auto pooled = padded.view({values.size(0), values.size(1), n_rows, s, n_cols, s})
+                          .amax({3, 5})
+                          .to(torch::kCPU);
+  const int64_t side = ceil_div(length_, s);
+  auto& map = entry(maps_, point, [&] {
+    return torch::full({values.size(0), values.size(1), side, side}, kNegInf, torch::kFloat32);
+  });
+  auto cells = map.narrow(2, block.q_begin / s, n_rows).narrow(3, block.k_begin / s, n_cols);
+  cells.copy_(torch::maximum(cells, pooled));
+}
+
+std::vector<std::pair<HookPoint, at::Tensor>> PooledMapSink::maps() const {
+  std::vector<std::pair<HookPoint, at::Tensor>> out;
+  for (const auto& [point, map] : maps_)
+    out.emplace_back(point, map.masked_fill(map.isneginf(), std::numeric_limits<float>::quiet_NaN()));
+  return out;
+}
+
+void LastRowSink::block(const HookPoint& point, const MapBlock& block) {
+  const int64_t last = block.length - 1;
+  if (last < block.q_begin || last >= block.q_begin + block.rows()) return;
+  const auto row = block.values.detach().select(2, last - block.q_begin).to(torch::kCPU, torch::kFloat32);
+  auto& kept = entry(rows_, point, [&] {
+    return torch::full({row.size(0), row.size(1), block.length}, masked_value(point.kind), torch::kFloat32);
+  });
+  kept.narrow(2, block.k_begin, block.keys()).copy_(row);
+}
+
+at::Tensor LastRowSink::find(const HookPoint& point) const {
+  for (const auto& [p, t] : rows_)
+    if (p == point) return t;
+  return {};
+}
+
+}  // namespace poslens

@@ -1,0 +1,61 @@
+#pragma once
+// Sinks that keep a small part of the map hooks while a forward pass streams them
+// (hook_sink.h): a max-pooled image per head (what a view draws) and the last query's row (what
+// the U-shape probe reads). Both are O(head · cells²) or O(head · T), never O(head · T²).
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "core/runtime/capture_sink.h"
+#include "core/runtime/hook_sink.h"
+
+namespace poslens {
+
+/// Max-pools the map hooks `spec` wants, as their blocks arrive, to at most `cells` × `cells`
+/// per head: with stride s = ceil(T / cells) (1 when T <= cells, the rule of pool_heatmap in
+/// analysis/heatmap_pooling.h), cell (r, c) is the max over query rows [r·s, (r+1)·s) and keys
+/// [c·s, (c+1)·s), hidden entries ignored; a cell with only hidden entries is NaN. With
+/// `heads`, only the selected heads of each layer are kept.
+class PooledMapSink : public HookSink {
+ public:
+  /// Throws poslens::Error if cells < 1.
+  PooledMapSink(CaptureSpec spec, int64_t cells, std::optional<HeadSelection> heads = {});
+  bool wants(const HookPoint& point) const override;
+  void begin(int64_t batch, int64_t length) override;
+  void block(const HookPoint& point, const MapBlock& block) override;
+
+  /// Rows (and columns) of the source map per pooled cell, after begin().
+  int64_t stride() const { return stride_; }
+  /// The pooled maps in the order their first blocks came: float32 CPU [batch, head,
+  /// ceil(T/s), ceil(T/s)], NaN where every entry was hidden.
+  std::vector<std::pair<HookPoint, at::Tensor>> maps() const;
+
+ private:
+  CaptureSpec spec_;
+  int64_t cells_;
+  std::optional<HeadSelection> heads_;
+  int64_t stride_ = 1, length_ = 0;
+  std::vector<std::pair<HookPoint, at::Tensor>> maps_;  // −inf where nothing visible yet
+};
+
+/// Keeps the last query's row of the map hooks `spec` wants: float32 CPU [batch, head, T] per
+/// hook, hidden keys holding masked_value() (−inf for hook_attn_scores, else 0).
+class LastRowSink : public HookSink {
+ public:
+  explicit LastRowSink(CaptureSpec spec) : spec_(std::move(spec)) {}
+  bool wants(const HookPoint& point) const override { return is_map_hook(point.kind) && spec_.wants(point); }
+  void block(const HookPoint& point, const MapBlock& block) override;
+  /// The row of `point`, or undefined if it was not seen.
+  at::Tensor find(const HookPoint& point) const;
+
+ private:
+  CaptureSpec spec_;
+  std::vector<std::pair<HookPoint, at::Tensor>> rows_;
+};
+
+/// The selected heads of `values` [batch, head, ...] for `layer` (all when `heads` is empty).
+at::Tensor select_heads(const at::Tensor& values, const std::optional<HeadSelection>& heads, int layer);
+
+}  // namespace poslens
