@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "core/base/error.h"
@@ -13,6 +14,84 @@ const std::vector<std::string>& head_metric_names() {
   static const std::vector<std::string> names = {"entropy", "mean_distance", "sink",
                                                  "previous_token", "position_share"};
   return names;
+}
+
+namespace {
+enum Sum : int64_t { kEntropy, kDistance, kSink, kPrevious, kCount, kPos, kPos2, kLogit, kLogit2, kSums };
+}  // namespace
+
+HeadMetricsSink::HeadMetricsSink(int64_t n_layers, int64_t n_heads, bool position_share)
+    : n_layers_(n_layers), n_heads_(n_heads), position_share_(position_share) {}
+
+bool HeadMetricsSink::wants(const HookPoint& point) const {
+  return point.kind == HookKind::Pattern ||
+         (position_share_ && (point.kind == HookKind::AttnScores || point.kind == HookKind::PosScores));
+}
+
+void HeadMetricsSink::begin(int64_t batch, int64_t length) {
+  batch_ = batch;
+  length_ = length;
+  sums_ = torch::zeros({n_layers_, n_heads_, kSums}, torch::kDouble);
+}
+
+void HeadMetricsSink::block(const HookPoint& point, const MapBlock& block) {
+  torch::NoGradGuard no_grad;
+  auto sums = sums_[point.layer];  // [head, kSums]
+  const auto dev = block.values.device();
+  if (point.kind == HookKind::Pattern) {
+    const auto p = block.values.detach().to(torch::kFloat32);  // [B, H, rows, keys]
+    const auto total = [](const at::Tensor& t) {  // [B, H, ...] -> float64 [H]
+      return t.to(torch::kDouble).flatten(2).sum(2).sum(0).to(torch::kCPU);
+    };
+    sums.select(1, kEntropy) -= total(torch::xlogy(p, p));
+    // Σ_j p_ij (i − j) = i·Σ_j p_ij − Σ_j p_ij·j.
+    const auto i = torch::arange(block.q_begin, block.q_begin + block.rows(), torch::dtype(torch::kFloat32).device(dev));
+    const auto j = torch::arange(block.k_begin, block.k_begin + block.keys(), torch::dtype(torch::kFloat32).device(dev));
+    sums.select(1, kDistance) += total(p.sum(-1) * i - torch::matmul(p, j));
+    if (block.k_begin == 0) sums.select(1, kSink) += total(p.select(3, 0));
+    // Entries (i, i − 1) lie on the diagonal with column = row + q_begin − 1 − k_begin.
+    const int64_t offset = block.q_begin - 1 - block.k_begin;
+    if (offset > -block.rows() && offset < block.keys())
+      sums.select(1, kPrevious) += total(p.diagonal(offset, 2, 3));
+    return;
+  }
+  // Position share: count, Σx and Σx² of the logits and the position term over visible entries.
+  const auto visible = block.allowed.to(torch::kDouble);
+  const auto x = block.values.detach().to(torch::kDouble).masked_fill(block.allowed.logical_not(), 0.0);
+  const auto total = [](const at::Tensor& t) { return t.flatten(2).sum(2).sum(0).to(torch::kCPU); };
+  const bool is_pos = point.kind == HookKind::PosScores;
+  if (is_pos) sums.select(1, kCount) += visible.sum().item<double>() * static_cast<double>(x.size(0));
+  sums.select(1, is_pos ? kPos : kLogit) += total(x);
+  sums.select(1, is_pos ? kPos2 : kLogit2) += total(x * x);
+}
+
+HeadMetrics HeadMetricsSink::result() const {
+  const double queries = static_cast<double>(batch_ * length_);
+  const double previous = static_cast<double>(batch_ * std::max<int64_t>(length_ - 1, 0));
+  const auto s = sums_.unbind(2);
+  const auto n = s[kCount];
+  const auto var = [&](const at::Tensor& sum, const at::Tensor& sum2) {
+    return sum2 / n - (sum / n).pow(2);
+  };
+  auto share = torch::full({n_layers_, n_heads_}, std::numeric_limits<double>::quiet_NaN(), torch::kDouble);
+  if (position_share_) {
+    const auto var_logit = var(s[kLogit], s[kLogit2]);
+    share = torch::where((n > 1) & (var_logit > 0), var(s[kPos], s[kPos2]) / var_logit, share);
+  }
+  const auto prev = previous > 0 ? s[kPrevious] / previous : torch::zeros_like(share);
+  return {torch::stack({s[kEntropy] / queries, s[kDistance] / queries, s[kSink] / queries, prev, share}, -1)};
+}
+
+HeadMetrics compute_head_metrics(const LoadedModel& loaded, const std::vector<int64_t>& ids,
+                                 const Progress& progress) {
+  const auto& cfg = loaded.model->config();
+  if (ids.empty()) throw Error("no tokens to measure (the input is empty)");
+  HeadMetricsSink sink(cfg.n_layers, cfg.n_heads, loaded.model->position_encoding().has_position_scores());
+  c10::InferenceMode inference;
+  ForwardOptions options;
+  options.logits = LogitsReturned::None;
+  loaded.model->forward(torch::tensor(ids, torch::kLong).unsqueeze(0), sink, progress.layers(), options);
+  return sink.result();
 }
 
 HeadMetrics head_metrics(const at::Tensor& pattern, const at::Tensor& allowed,

@@ -66,20 +66,6 @@ std::vector<std::string> position_methods(const LoadedModel& loaded, int64_t T) 
   return std::vector<std::string>(static_cast<size_t>(loaded.model->config().n_layers), method);
 }
 
-HeadMetrics input_head_metrics(const LoadedModel& loaded, const std::vector<int64_t>& ids,
-                               const ProgressFn& progress) {
-  const auto& cfg = loaded.model->config();
-  const bool additive = loaded.model->position_encoding().has_position_scores();
-  std::vector<std::string> hooks = {"blocks.*.attn.hook_pattern", "blocks.*.attn.hook_attn_scores"};
-  if (additive) hooks.push_back("blocks.*.attn.hook_pos_scores");
-  const auto run = run_model(loaded, ids, CaptureSpec(hooks), progress);
-  const int64_t T = static_cast<int64_t>(run.ids.size());
-  return head_metrics(stacked(run, HookKind::Pattern, cfg.n_layers),
-                      allowed_keys(cfg, T, torch::kCPU),
-                      stacked(run, HookKind::AttnScores, cfg.n_layers),
-                      additive ? stacked(run, HookKind::PosScores, cfg.n_layers) : at::Tensor());
-}
-
 at::Tensor row_normalised_softmax(const at::Tensor& logits, const at::Tensor& allowed) {
   const auto masked = logits.to(torch::kFloat).masked_fill(allowed.logical_not(),
                                                             -std::numeric_limits<float>::infinity());

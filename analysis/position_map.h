@@ -65,12 +65,6 @@ PositionMapResult position_map(const LoadedModel& model, const std::vector<int64
 /// The method position_map() uses for each layer of `model` on a `T`-token input (see above).
 std::vector<std::string> position_methods(const LoadedModel& model, int64_t T);
 
-/// The head overview metrics (head_metrics.h) of `model` on `ids`: one forward pass capturing
-/// the pattern, the logits and (where the encoding has one) the position term. `progress` as
-/// for a forward pass (false cancels: poslens::Cancelled). Throws poslens::Error for bad ids.
-HeadMetrics input_head_metrics(const LoadedModel& model, const std::vector<int64_t>& ids,
-                               const ProgressFn& progress = {});
-
 /// softmax over allowed keys of `logits` [..., q, k], each row scaled to max 1, 0 where
 /// `allowed` [q, k] is false (rows with no allowed key are 0).
 at::Tensor row_normalised_softmax(const at::Tensor& logits, const at::Tensor& allowed);

@@ -85,7 +85,7 @@ void heads(const CommonOptions& common, const PositionMapCommand& command) {
   // One forward pass: the metrics need neither the position maps nor the rotary probe.
   const auto model = load_checkpoint(common.checkpoint, load_options(common));
   const auto ids = input_ids(model, command.input);
-  const auto metrics = input_head_metrics(model, ids);
+  const auto metrics = compute_head_metrics(model, ids);
   if (ends_with(command.out, ".csv"))
     write_head_metrics_csv(command.out, metrics);
   else

@@ -411,10 +411,11 @@ void InferenceWorker::headMetrics(const JobTicket& job, const RunInput& input) {
   guarded(this, job, tr("Head metrics failed"), [&] {
     if (!state_->model) throw Error("open a checkpoint first");
     const auto& loaded = *state_->model;
-    const auto m = input_head_metrics(loaded, input_ids(loaded, input), [&](int done, int total) {
-      emit progress(job.generation, done, total);
-      return !job.cancelled();
-    });
+    const auto m = compute_head_metrics(
+        loaded, input_ids(loaded, input), Progress([&](double done, const std::string&) {
+          emit progress(job.generation, static_cast<int>(done * 1000), 1000);
+          return !job.cancelled();
+        }));
     HeadMetricsSummary summary;
     summary.n_layers = static_cast<int>(m.values.size(0));
     summary.n_heads = static_cast<int>(m.values.size(1));

@@ -17,6 +17,7 @@
 #include "core/models/poslens_model.h"
 #include "core/runtime/attention.h"
 #include "core/runtime/transformer.h"
+#include "random_model.h"
 
 namespace poslens {
 namespace {
@@ -64,25 +65,12 @@ const Case kCases[] = {
 };
 
 ModelConfig config_of(const Case& c) {
-  const std::string text = std::string(R"({"model_type": "poslens", "d_model": 16, "n_layers": 2,
-      "n_heads": 4, "n_kv_heads": )") + std::to_string(c.kv_heads) +
-                           R"(, "d_mlp": 24, "vocab_size": 30, "n_ctx": 64, "causal": )" +
-                           (c.causal ? "true" : "false") + R"(, "position_encoding": )" +
-                           c.components + "}";
-  auto config = poslens_config_from_text(text, c.name);
+  auto config = test::small_config(c.components, c.kv_heads, c.causal);
   config.sliding_window = c.window;
   return config;
 }
 
-/// Every weight drawn N(0, 0.5²): the methods' reference initialisations leave some terms zero
-/// (CoPE's pos_emb), which would hide a wrong block.
-Transformer random_model(const ModelConfig& config) {
-  auto weights = initialize_weights(config, 7);
-  torch::manual_seed(11);
-  torch::NoGradGuard no_grad;
-  for (auto& [name, t] : named_parameters(config, weights)) t.copy_(torch::randn_like(t) * 0.5);
-  return Transformer(config, weights);
-}
+Transformer random_model(const ModelConfig& config) { return test::random_model(config); }
 
 /// Keeps what every layer's attention was computed from.
 class InputsSink : public HookSink {

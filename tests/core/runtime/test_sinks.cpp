@@ -17,6 +17,7 @@
 #include "core/runtime/sinks.h"
 #include "core/runtime/transformer.h"
 #include "fixtures.h"
+#include "random_model.h"
 
 namespace poslens {
 namespace {
@@ -24,16 +25,7 @@ namespace {
 constexpr int64_t kT = 37;
 
 Transformer model(const char* components = R"([{"type": "rope"}, {"type": "alibi"}])") {
-  const auto config = poslens_config_from_text(
-      std::string(R"({"model_type": "poslens", "d_model": 16, "n_layers": 2, "n_heads": 4,
-          "n_kv_heads": 2, "d_mlp": 24, "vocab_size": 30, "n_ctx": 64, "position_encoding": )") +
-          components + "}",
-      "test");
-  auto weights = initialize_weights(config, 5);
-  torch::manual_seed(2);
-  torch::NoGradGuard no_grad;
-  for (auto& [name, t] : named_parameters(config, weights)) t.copy_(torch::randn_like(t) * 0.5);
-  return Transformer(config, weights);
+  return test::random_model(test::small_config(components, /*kv_heads=*/2), 2);
 }
 
 at::Tensor tokens(int64_t batch = 1) {
