@@ -40,10 +40,12 @@ void HeadMetricsSink::block(const HookPoint& point, const MapBlock& block) {
   const auto dev = block.values.device();
   if (point.kind == HookKind::Pattern) {
     const auto p = block.values.detach().to(torch::kFloat32);  // [B, H, rows, keys]
-    const auto total = [](const at::Tensor& t) {  // [B, H, ...] -> float64 [H]
-      return t.to(torch::kDouble).flatten(2).sum(2).sum(0).to(torch::kCPU);
+    // Rows are reduced in float32 first ([B, H, rows]), then summed in float64 ([H]).
+    const auto total = [](const at::Tensor& rows) {
+      return rows.to(torch::kDouble).flatten(2).sum(2).sum(0).to(torch::kCPU);
     };
-    sums.select(1, kEntropy) -= total(torch::xlogy(p, p));
+    // p·ln p with 0·ln 0 = 0: ln of p clamped to 1e-30 (vectorised, unlike xlogy here).
+    sums.select(1, kEntropy) -= total((p * p.clamp_min(1e-30f).log()).sum(-1));
     // Σ_j p_ij (i − j) = i·Σ_j p_ij − Σ_j p_ij·j.
     const auto i = torch::arange(block.q_begin, block.q_begin + block.rows(), torch::dtype(torch::kFloat32).device(dev));
     const auto j = torch::arange(block.k_begin, block.k_begin + block.keys(), torch::dtype(torch::kFloat32).device(dev));
@@ -56,13 +58,16 @@ void HeadMetricsSink::block(const HookPoint& point, const MapBlock& block) {
     return;
   }
   // Position share: count, Σx and Σx² of the logits and the position term over visible entries.
-  const auto visible = block.allowed.to(torch::kDouble);
-  const auto x = block.values.detach().to(torch::kDouble).masked_fill(block.allowed.logical_not(), 0.0);
-  const auto total = [](const at::Tensor& t) { return t.flatten(2).sum(2).sum(0).to(torch::kCPU); };
+  // Rows are reduced in float32 ([B, H, rows]), then summed in float64 ([H]).
+  const auto x = block.values.detach().to(torch::kFloat32).masked_fill(block.allowed.logical_not(), 0.0);
+  const auto total = [](const at::Tensor& rows) {
+    return rows.to(torch::kDouble).sum(2).sum(0).to(torch::kCPU);
+  };
   const bool is_pos = point.kind == HookKind::PosScores;
-  if (is_pos) sums.select(1, kCount) += visible.sum().item<double>() * static_cast<double>(x.size(0));
-  sums.select(1, is_pos ? kPos : kLogit) += total(x);
-  sums.select(1, is_pos ? kPos2 : kLogit2) += total(x * x);
+  if (is_pos)
+    sums.select(1, kCount) += block.allowed.sum().item<double>() * static_cast<double>(x.size(0));
+  sums.select(1, is_pos ? kPos : kLogit) += total(x.sum(-1));
+  sums.select(1, is_pos ? kPos2 : kLogit2) += total((x * x).sum(-1));
 }
 
 HeadMetrics HeadMetricsSink::result() const {

@@ -9,7 +9,7 @@
 
 #include <filesystem>
 
-#include "core/base/threads.h"
+#include "core/base/compute_setup.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/transformer.h"
 
@@ -91,7 +91,7 @@ BENCHMARK(BM_Forward)
 }  // namespace
 
 int main(int argc, char** argv) {
-  poslens::use_all_cores();
+  poslens::set_up_compute();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/threads.h"
+#include "core/base/compute_setup.h"
 #include "analysis/rope_probe.h"
 #include "core/runtime/checkpoint.h"
 
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: poslens_bench_probe CHECKPOINT [T] [ROUNDS]\n";
     return 2;
   }
-  poslens::use_all_cores();
+  poslens::set_up_compute();
   poslens::LoadOptions load;
   load.device = "cpu";
   const auto model = poslens::load_checkpoint(argv[1], load);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/threads.h"
+#include "core/base/compute_setup.h"
 #include "core/base/error.h"
 #include "core/base/untrusted_json.h"
 #include "core/models/poslens_model.h"
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     else { std::cerr << "unknown flag " << flag << "\n"; return 2; }
   }
   try {
-    poslens::use_all_cores();
+    poslens::set_up_compute();
     const auto config = poslens::poslens_config_from_text(
         poslens::read_small_file(argv[1], poslens::kMaxJsonFileBytes), argv[1]);
     const poslens::Transformer model(config, poslens::initialize_weights(config, 0));

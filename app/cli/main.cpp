@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/base/threads.h"
+#include "core/base/compute_setup.h"
 #include "app/cli/commands.h"
 #include "app/cli/frequency_commands.h"
 #include "app/cli/position_commands.h"
@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
-  poslens::use_all_cores();
+  poslens::set_up_compute();
   try {
     if (info->parsed()) poslens::cli::info(common, hooks, json);
     if (run_cmd->parsed()) poslens::cli::run(common, run);

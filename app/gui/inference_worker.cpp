@@ -16,6 +16,7 @@
 #include "analysis/rope_probe.h"
 #include "analysis/text_decomposition.h"
 #include "core/runtime/checkpoint.h"
+#include "core/base/compute_setup.h"
 #include "core/base/error.h"
 #include "core/runtime/run.h"
 #include "core/runtime/transformer.h"
@@ -41,6 +42,10 @@ constexpr int kThumbnailCells = 48;
 /// readable message: nothing thrown on the worker thread may reach Qt's event loop.
 template <typename Body>
 void guarded(InferenceWorker* worker, const JobTicket& job, const QString& title, Body&& body) {
+  // What a job freed goes back to the system (the allocator keeps it otherwise: compute_setup.h).
+  struct Release {
+    ~Release() { release_free_memory(); }
+  } release;
   try {
     if (job.cancelled()) throw Cancelled();  // cancelled while it waited in the queue
     body();

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "app/gui/main_window.h"
-#include "core/base/threads.h"
+#include "core/base/compute_setup.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   parser.addOption(view);
   parser.process(app);
 
-  poslens::use_all_cores();
+  poslens::set_up_compute();
   poslens::gui::MainWindow window;
   window.show();
   if (parser.isSet(text)) window.setInputText(parser.value(text));

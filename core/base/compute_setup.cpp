@@ -1,7 +1,8 @@
-#include "core/base/threads.h"
+#include "core/base/compute_setup.h"
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <thread>
@@ -20,7 +21,10 @@ int openblas_parallel_mode() {
 
 }  // namespace
 
-std::string use_all_cores() {
+std::string set_up_compute() {
+  // Blocks below 1 GB come from the heap, and freed heap memory is kept for the next block.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int mode = openblas_parallel_mode();
   const int threads = mode == 1 ? 1 : cores;
@@ -31,5 +35,7 @@ std::string use_all_cores() {
                                  : "BLAS other than OpenBLAS";
   return std::to_string(threads) + (threads == 1 ? " thread (" : " threads (") + blas + ")";
 }
+
+void release_free_memory() { malloc_trim(0); }
 
 }  // namespace poslens

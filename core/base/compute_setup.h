@@ -1,0 +1,26 @@
+#pragma once
+// Process-wide settings that decide how fast LibTorch runs on the CPU here (docs/performance.md
+// has the measurements):
+//   - Threads. LibTorch defaults to one intra-op thread in a plain C++ program; PosLens uses
+//     every core, but not beside OpenBLAS's pthread build: its worker threads spin
+//     (sched_yield) between products while OpenMP's threads spin between elementwise
+//     operators, and on a small machine the two pools take turns stealing the cores
+//     (GPT-2-small shape at 512 tokens on 2 cores: 1.7 s instead of 0.63 s). scripts/setup.sh
+//     selects Debian's OpenMP build (one shared pool); where the pthread build is loaded
+//     anyway, LibTorch's operators run on one thread and the products keep every core.
+//   - The allocator. Attention blocks are tens of MB, allocated and freed per block; glibc
+//     serves those with mmap/munmap, so every block paid its page faults again (stories260K,
+//     8192 tokens: `heads` 9.9 s -> 5.0 s, the forward 2.3 s -> 1.6 s, same peak). Freed memory
+//     is kept for reuse instead, and handed back with release_free_memory() after a job.
+#include <string>
+
+namespace poslens {
+
+/// Applies both settings (call once, early in main) and returns a line saying what was
+/// chosen, e.g. "2 threads (OpenBLAS with OpenMP)".
+std::string set_up_compute();
+
+/// Returns memory freed by the last job to the system (malloc_trim), e.g. after a GUI job.
+void release_free_memory();
+
+}  // namespace poslens
