@@ -1,4 +1,7 @@
-#include "app/cli/frequency_commands.h"
+// poslens-cli probe, frequencies and compare: the RoPE frequency analyses (docs/frequencies.md)
+// written as HDF5 (/analysis/probe, /analysis/frequencies, /analysis/compare) and, with
+// --figure, as the figure the GUI's Frequencies panel draws.
+#include "app/cli/command.h"
 
 #include <torch/torch.h>
 
@@ -23,6 +26,33 @@
 namespace poslens::cli {
 namespace {
 
+struct ProbeCommand {
+  int64_t length = 0;          ///< T
+  std::string samples = "all"; ///< "all" or a count
+  uint64_t seed = 0;
+  int64_t batch = 0;           ///< 0: automatic
+  int64_t bos = -1;            ///< -1: the model's
+  int64_t train_length = 0;    ///< L; 0: from the checkpoint
+  int64_t extrapolate = 0;     ///< a second probe at this longer T (0: none)
+  std::string out;
+  std::string figure;
+};
+
+struct FrequenciesCommand {
+  InputOptions input;
+  int layer = 0;
+  int head = -1;     ///< -1: every head
+  int64_t train_length = 0;
+  std::string out;
+  std::string figure;
+};
+
+struct CompareCommand {
+  std::vector<std::string> checkpoints;
+  std::string series;  ///< a run folder (its step-* checkpoints) instead of checkpoints
+  ProbeCommand probe;
+};
+
 ProbeOptions probe_options(const ProbeCommand& c) {
   ProbeOptions o;
   o.length = c.length;
@@ -43,23 +73,6 @@ ProbeOptions probe_options(const ProbeCommand& c) {
   o.bos_id = c.bos;
   o.train_length = c.train_length;
   return o;
-}
-
-/// "probe: 128/509 samples" on stderr, in place on a terminal.
-std::function<bool(int64_t, int64_t)> progress_printer(const std::string& what) {
-  const bool tty = ::isatty(2) != 0;
-  auto last = std::make_shared<int64_t>(-1);
-  return [=](int64_t done, int64_t total) {
-    if (done == *last) return true;
-    *last = done;
-    if (tty) {
-      std::cerr << "\r" << what << ": " << done << "/" << total << " samples" << std::flush;
-      if (done == total) std::cerr << "\n";
-    } else if (done == total) {
-      std::cerr << what << ": " << total << " samples\n";
-    }
-    return true;
-  };
 }
 
 /// Per layer: the components with the highest VAF, activated ones starred.
@@ -87,13 +100,12 @@ void print_vaf(const ProbeResult& p) {
   }
 }
 
-}  // namespace
-
-void probe(const CommonOptions& common, const ProbeCommand& command) {
+/// `probe`: the U-shape probe with its per-component curves and VAF.
+void probe(const ModelOptions& common, const ProbeCommand& command) {
   const auto options = probe_options(command);
-  const auto model = load_checkpoint(common.checkpoint, load_options(common));
+  const auto model = load_model(common);
   const auto start = std::chrono::steady_clock::now();
-  const auto result = run_probe(model, options, progress_printer("probe"));
+  const auto result = run_probe(model, options, progress_printer("probe").counter());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::optional<ProbeResult> extrapolation;
@@ -103,7 +115,7 @@ void probe(const CommonOptions& common, const ProbeCommand& command) {
     ProbeOptions longer = options;
     longer.length = command.extrapolate;
     longer.tokens = result.tokens;
-    extrapolation = run_probe(model, longer, progress_printer("extrapolation probe"));
+    extrapolation = run_probe(model, longer, progress_printer("extrapolation probe").counter());
   }
   write_probe_hdf5(command.out, result, options.seed, options.samples == 0,
                    export_metadata(model), extrapolation ? &*extrapolation : nullptr);
@@ -121,11 +133,10 @@ void probe(const CommonOptions& common, const ProbeCommand& command) {
             << "\n";
 }
 
-void frequencies(const CommonOptions& common, const FrequenciesCommand& command) {
-  const auto model = load_checkpoint(common.checkpoint, load_options(common));
-  const auto ids = command.input.from_tokens
-                       ? parse_token_ids(command.input.tokens, model.model->config().vocab_size)
-                       : encode_text(model, command.input.text);
+/// `frequencies`: the decomposition of one layer's real scores on the input.
+void frequencies(const ModelOptions& common, const FrequenciesCommand& command) {
+  const auto model = load_model(common);
+  const auto ids = input_ids(model, command.input);
   const auto d = decompose_text(model, ids, command.layer, command.head, command.train_length);
   write_frequencies_hdf5(command.out, d, export_metadata(model));
   if (!command.figure.empty()) write_frequencies_figure(command.figure, d, model.path);
@@ -136,12 +147,13 @@ void frequencies(const CommonOptions& common, const FrequenciesCommand& command)
             << (command.figure.empty() ? "" : " and " + command.figure) << "\n";
 }
 
-void compare(const CommonOptions& common, const CompareCommand& command) {
+/// `compare`: the probe on two or more checkpoints; VAF per component against step.
+void compare(const ModelOptions& common, const CompareCommand& command) {
   const auto options = probe_options(command.probe);
   const auto paths =
       command.series.empty() ? command.checkpoints : series_checkpoints(command.series);
   const auto result =
-      compare_checkpoints(paths, load_options(common), options, progress_printer("compare"));
+      compare_checkpoints(paths, load_options(common), options, progress_printer("compare").counter());
   write_compare_hdf5(command.probe.out, result, result.meta);
   if (!command.probe.figure.empty()) write_compare_figure(command.probe.figure, result);
   std::cout << "compare: " << paths.size() << " checkpoints, T=" << result.probes[0].T << ", "
@@ -160,6 +172,90 @@ void compare(const CommonOptions& common, const CompareCommand& command) {
   }
   std::cout << "wrote " << command.probe.out
             << (command.probe.figure.empty() ? "" : " and " + command.probe.figure) << "\n";
+}
+
+void add_probe_options(CLI::App* cmd, ProbeCommand& p) {
+  cmd->add_option("--length", p.length, "T: tokens per sample, BOS included")
+      ->required()
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+  cmd->add_option("--samples", p.samples,
+                  "\"all\" (every non-special token once: the exact expectation) or a count "
+                  "of random tokens")
+      ->capture_default_str();
+  cmd->add_option("--seed", p.seed, "Seed of the random tokens")->capture_default_str();
+  cmd->add_option("--batch", p.batch, "Samples per forward pass (default: from the model size)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--bos", p.bos, "BOS id (default: the tokenizer's or the config's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--train-length", p.train_length,
+                  "L for the activated band (default: from the checkpoint)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--out", p.out, "Output HDF5 file")->required();
+  cmd->add_option("--figure", p.figure, "Also write the figure (.png, .pdf or .svg)");
+}
+
+}  // namespace
+
+Command probe_command() {
+  auto model = std::make_shared<ModelOptions>();
+  auto c = std::make_shared<ProbeCommand>();
+  return {[=](CLI::App& app) {
+            auto* cmd = app.add_subcommand(
+                "probe", "U-shape probe: [BOS] + one token repeated; last query's logit to every "
+                         "key, per rotary component, with VAF (docs/frequencies.md)");
+            add_model_options(cmd, *model);
+            add_probe_options(cmd, *c);
+            cmd->add_option("--extrapolate", c->extrapolate,
+                            "Also probe at this longer T (same tokens): "
+                            "/analysis/probe_extrapolation, drawn over the curves")
+                ->check(CLI::Range(int64_t{3}, int64_t{1} << 20));
+            return cmd;
+          },
+          {}, [=] { probe(*model, *c); }};
+}
+
+Command frequencies_command() {
+  auto model = std::make_shared<ModelOptions>();
+  auto c = std::make_shared<FrequenciesCommand>();
+  return {[=](CLI::App& app) {
+            auto* cmd = app.add_subcommand(
+                "frequencies", "Split one layer's attention scores on the input by rotary component");
+            add_model_options(cmd, *model);
+            add_input_options(cmd, c->input);
+            cmd->add_option("--layer", c->layer, "Layer")->capture_default_str()->check(CLI::NonNegativeNumber);
+            cmd->add_option("--head", c->head, "One head (default: every head)")->check(CLI::NonNegativeNumber);
+            cmd->add_option("--train-length", c->train_length, "L (default: from the checkpoint)")
+                ->check(CLI::PositiveNumber);
+            cmd->add_option("--out", c->out, "Output HDF5 file")->required();
+            cmd->add_option("--figure", c->figure, "Also write the figure (.png, .pdf or .svg)");
+            return cmd;
+          },
+          [=] { require_input(c->input); }, [=] { frequencies(*model, *c); }};
+}
+
+Command compare_command() {
+  auto model = std::make_shared<ModelOptions>();
+  auto c = std::make_shared<CompareCommand>();
+  return {[=](CLI::App& app) {
+            auto* cmd = app.add_subcommand(
+                "compare", "The probe on several checkpoints: VAF per component against training step");
+            cmd->add_option("checkpoints", c->checkpoints, "Two or more checkpoints");
+            cmd->add_option("--series", c->series, "A run folder: its step-NNNNNN checkpoints")
+                ->check(CLI::ExistingDirectory);
+            auto* group = cmd->add_option_group("Model", "Which tokenizer, device and dtype");
+            group->add_option("--tokenizer", model->tokenizer, "Tokenizer file (default: found beside)");
+            group->add_option("--device", model->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+            group->add_option("--dtype", model->dtype, "float32, bfloat16 or float16")->capture_default_str();
+            add_probe_options(cmd, c->probe);
+            return cmd;
+          },
+          [=] {
+            if (c->series.empty() == c->checkpoints.empty())
+              throw CLI::ValidationError("compare", "give two or more checkpoints or --series FOLDER");
+            if (c->series.empty() && c->checkpoints.size() < 2)
+              throw CLI::ValidationError("compare", "needs at least two checkpoints");
+          },
+          [=] { compare(*model, *c); }};
 }
 
 }  // namespace poslens::cli

@@ -1,5 +1,5 @@
 // poslens-cli train / eval (docs/training.md).
-#include "app/cli/train_commands.h"
+#include "app/cli/command.h"
 
 #include <torch/torch.h>
 
@@ -21,6 +21,25 @@
 
 namespace poslens::cli {
 namespace {
+
+struct TrainCommand {
+  train::TrainOptions options;            ///< task name and length, steps, optimiser, ...
+  std::vector<std::string> task_options;  ///< KEY=VALUE, parsed into options.task.options
+  std::string model_config;               ///< PosLens config.json of the model to train
+  std::string out;                        ///< new run folder
+  std::string resume;                     ///< run folder to continue (then nothing else but --device)
+  bool device_given = false;
+};
+struct EvalCommand {
+  std::string checkpoint;
+  std::string task;                       ///< empty: the task stored in the checkpoint
+  std::vector<std::string> task_options;  ///< KEY=VALUE overriding the stored ones
+  int64_t length = 0;                     ///< 0: the stored (or the task's default) length
+  std::vector<std::string> splits;        ///< empty: every split of the task
+  int64_t n = 500;                        ///< sequences per split
+  std::string device = "auto";
+  std::string dtype = "float32";
+};
 
 std::atomic<bool> g_stop{false};
 
@@ -95,8 +114,8 @@ std::map<std::string, std::string> parse_task_options(const std::vector<std::str
   return options;
 }
 
-}  // namespace
-
+/// `train`: a new run in `out`, or `--resume RUN`. Ctrl-C (SIGINT/SIGTERM) finishes the step,
+/// writes a checkpoint and returns normally; progress goes to stderr.
 void train(const TrainCommand& command) {
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -122,6 +141,7 @@ void train(const TrainCommand& command) {
               << "\n";
 }
 
+/// `eval`: test error (%) and loss of a checkpoint on each split of its task.
 void eval(const EvalCommand& command) {
   LoadOptions load;
   load.device = command.device;
@@ -163,6 +183,90 @@ void eval(const EvalCommand& command) {
   std::cout << "task " << spec.name << ", training length " << task->length() << ", "
             << command.n << " sequences per split\n";
   print_results(std::cout, results, task.get());
+}
+
+CLI::App* add_train_command(CLI::App& app, TrainCommand& c) {
+  auto& o = c.options;
+  auto* cmd = app.add_subcommand(
+      "train", "Train a PosLens-format model on a task; writes a run folder with checkpoints "
+               "(docs/training.md)");
+  cmd->add_option("--task", o.task.name, "flipflop, selective_copy, counting or text");
+  cmd->add_option("--model", c.model_config, "PosLens config.json of the model to train")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", c.out, "New run folder");
+  cmd->add_option("--resume", c.resume, "Continue this run folder from its last checkpoint")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--length", o.task.length, "Training length L in tokens (default: the task's)");
+  cmd->add_option("--task-option", c.task_options, "Task parameter KEY=VALUE (repeatable)");
+  cmd->add_option("--steps", o.steps, "Optimiser steps")->capture_default_str();
+  cmd->add_option("--batch-size", o.batch_size, "Sequences per step")->capture_default_str();
+  cmd->add_option("--lr", o.lr, "Peak learning rate")->capture_default_str();
+  cmd->add_option("--min-lr-ratio", o.min_lr_ratio, "Final rate as a fraction of --lr")
+      ->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "Linear warm-up steps")->capture_default_str();
+  cmd->add_option("--schedule", o.schedule, "Decay after warm-up")
+      ->check(CLI::IsMember({"linear", "cosine"}))
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", o.weight_decay, "AdamW weight decay")->capture_default_str();
+  cmd->add_option("--clip", o.clip, "Max gradient norm (0: none)")->capture_default_str();
+  cmd->add_option("--loss", o.loss, "all (every next token) or answers (scored positions only); "
+                                    "default: the task's")
+      ->check(CLI::IsMember({"all", "answers"}));
+  cmd->add_option("--seed", o.seed, "Seed of the weights and the data")->capture_default_str();
+  cmd->add_option("--init", o.init, "Block initialisation: pytorch (torch.nn defaults) or gpt2 "
+                                    "(N(0, 0.02))")
+      ->check(CLI::IsMember({"pytorch", "gpt2"}))
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-every", o.checkpoint_every,
+                  "Steps between checkpoints (also step 0 and the last; 0: only those)")
+      ->capture_default_str();
+  cmd->add_option("--log-every", o.log_every, "Steps per log line")->capture_default_str();
+  cmd->add_option("--eval-every", o.eval_every, "Steps between evaluations (0: at the end)")
+      ->capture_default_str();
+  cmd->add_option("--eval-sequences", o.eval_sequences, "Sequences per split when evaluating")
+      ->capture_default_str();
+  cmd->add_option("--device", o.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  return cmd;
+}
+
+/// A new run needs --task, --model and --out; --resume takes nothing but --device.
+void check_train_command(const CLI::App& cmd, TrainCommand& c) {
+  c.device_given = cmd.count("--device") > 0;
+  if (!c.resume.empty()) {
+    for (const auto* option : cmd.get_options())
+      if (option->count() > 0 && option->get_name() != "--resume" && option->get_name() != "--device")
+        throw CLI::ValidationError(option->get_name(),
+                                   "cannot be combined with --resume (the run keeps its options)");
+    return;
+  }
+  for (const char* required : {"--task", "--model", "--out"})
+    if (cmd.count(required) == 0) throw CLI::RequiredError(required);
+}
+
+}  // namespace
+
+Command train_command() {
+  auto c = std::make_shared<TrainCommand>();
+  auto cmd = std::make_shared<CLI::App*>(nullptr);
+  return {[=](CLI::App& app) { return *cmd = add_train_command(app, *c); },
+          [=] { check_train_command(**cmd, *c); }, [=] { train(*c); }};
+}
+
+Command eval_command() {
+  auto c = std::make_shared<EvalCommand>();
+  return {[=](CLI::App& app) {
+            auto* cmd = app.add_subcommand("eval", "Test error (%) of a trained model on each split of its task");
+            cmd->add_option("checkpoint", c->checkpoint, "Model folder (e.g. a run's step-001500)")->required();
+            cmd->add_option("--task", c->task, "Task (default: the one stored in the checkpoint)");
+            cmd->add_option("--task-option", c->task_options, "Task parameter KEY=VALUE (repeatable)");
+            cmd->add_option("--length", c->length, "Sequence length (default: the stored one)");
+            cmd->add_option("--split", c->splits, "Split(s) to evaluate (default: all)")->delimiter(',');
+            cmd->add_option("--n", c->n, "Sequences per split")->capture_default_str()->check(CLI::Range(1, 10000000));
+            cmd->add_option("--device", c->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+            cmd->add_option("--dtype", c->dtype, "float32, bfloat16 or float16")->capture_default_str();
+            return cmd;
+          },
+          {}, [=] { eval(*c); }};
 }
 
 }  // namespace poslens::cli

@@ -1,4 +1,6 @@
-#include "app/cli/position_commands.h"
+// poslens-cli position-map: position-only attention beside the real pattern, what CoPE heads
+// count, the absolute-PE decomposition (docs/position-maps.md).
+#include "app/cli/command.h"
 
 #include <torch/torch.h>
 
@@ -15,18 +17,23 @@
 namespace poslens::cli {
 namespace {
 
+struct PositionMapCommand {
+  ModelOptions model;
+  InputOptions input;
+  int64_t probe_samples = 64;  ///< rotary models: tokens of the U-shape probe (0: all)
+  uint64_t seed = 0;
+  std::string out;
+  std::string figure;          ///< pattern | position-only map of (layer, head)
+  int layer = 0, head = 0;
+};
+
 struct Mapped {
   LoadedModel model;
   PositionMapResult result;
 };
 
-std::vector<int64_t> input_ids(const LoadedModel& model, const RunOptions& input) {
-  return input.from_tokens ? parse_token_ids(input.tokens, model.model->config().vocab_size)
-                           : encode_text(model, input.text);
-}
-
-Mapped map_input(const CommonOptions& common, const PositionMapCommand& c) {
-  Mapped m{load_checkpoint(common.checkpoint, load_options(common)), {}};
+Mapped map_input(const PositionMapCommand& c) {
+  Mapped m{load_model(c.model), {}};
   const auto& cfg = m.model.model->config();
   if (!c.figure.empty() && (c.layer >= cfg.n_layers || c.head >= cfg.n_heads))
     throw Error("--layer/--head: the model has " + std::to_string(cfg.n_layers) + " layers of " +
@@ -45,14 +52,8 @@ std::string quoted_label(const LoadedModel& model, int64_t id) {
   return "\"" + display_label(token_labels(model, {id})[0]) + "\"";
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
-
-void position_map(const CommonOptions& common, const PositionMapCommand& command) {
-  const auto m = map_input(common, command);
+void position_map(const PositionMapCommand& command) {
+  const auto m = map_input(command);
   write_position_map_hdf5(command.out, m.result, export_metadata(m.model));
   const auto& r = m.result;
   std::cout << "position-map: " << r.ids.size() << " tokens, method " << r.methods.front()
@@ -76,26 +77,36 @@ void position_map(const CommonOptions& common, const PositionMapCommand& command
   std::cout << "wrote " << command.out << "\n";
   if (!command.figure.empty()) {
     write_position_figure(command.figure, r, m.model.model->config(), command.layer, command.head,
-                          common.checkpoint);
+                          command.model.checkpoint);
     std::cout << "wrote " << command.figure << "\n";
   }
 }
 
-void heads(const CommonOptions& common, const PositionMapCommand& command) {
-  // One forward pass: the metrics need neither the position maps nor the rotary probe.
-  const auto model = load_checkpoint(common.checkpoint, load_options(common));
-  const auto ids = input_ids(model, command.input);
-  const auto metrics = compute_head_metrics(model, ids);
-  if (ends_with(command.out, ".csv"))
-    write_head_metrics_csv(command.out, metrics);
-  else
-    write_head_metrics_hdf5(command.out, metrics, ids, token_labels(model, ids),
-                            position_methods(model, static_cast<int64_t>(ids.size())),
-                            export_metadata(model));
-  std::cout << "heads: " << metrics.values.size(0) << " layers × " << metrics.values.size(1)
-            << " heads, metrics";
-  for (const auto& name : head_metric_names()) std::cout << " " << name;
-  std::cout << "\nwrote " << command.out << "\n";
+}  // namespace
+
+Command position_map_command() {
+  auto c = std::make_shared<PositionMapCommand>();
+  return {[=](CLI::App& app) {
+            auto* cmd = app.add_subcommand(
+                "position-map", "Position-only attention beside the real pattern, CoPE counting, "
+                                "absolute-PE terms (docs/position-maps.md)");
+            add_model_options(cmd, c->model);
+            add_input_options(cmd, c->input);
+            cmd->add_option("--probe-samples", c->probe_samples,
+                            "Rotary models: tokens of the U-shape probe behind the map (0: all)")
+                ->capture_default_str()
+                ->check(CLI::NonNegativeNumber);
+            cmd->add_option("--seed", c->seed, "Seed of the probe's tokens")->capture_default_str();
+            cmd->add_option("--out", c->out, "Output HDF5 file")->required();
+            cmd->add_option("--figure", c->figure,
+                            "Also write head --layer/--head's pattern | position-only map (.png, .pdf or .svg)");
+            cmd->add_option("--layer", c->layer, "Layer of the figure")->capture_default_str()
+                ->check(CLI::NonNegativeNumber);
+            cmd->add_option("--head", c->head, "Head of the figure")->capture_default_str()
+                ->check(CLI::NonNegativeNumber);
+            return cmd;
+          },
+          [=] { require_input(c->input); }, [=] { position_map(*c); }};
 }
 
 }  // namespace poslens::cli

@@ -1,0 +1,27 @@
+// Every poslens-cli subcommand, in the order --help lists them: a new one is one line here
+// (and its own file, which defines its Command).
+#include "app/cli/command.h"
+
+namespace poslens::cli {
+
+Command info_command();
+Command run_command();
+Command generate_command();
+Command convert_command();
+Command train_command();
+Command eval_command();
+Command probe_command();
+Command frequencies_command();
+Command compare_command();
+Command position_map_command();
+Command heads_command();
+Command tokenize_command();
+
+std::vector<Command> all_commands() {
+  return {info_command(),        run_command(),         generate_command(),
+          convert_command(),     train_command(),       eval_command(),
+          probe_command(),       frequencies_command(), compare_command(),
+          position_map_command(), heads_command(),      tokenize_command()};
+}
+
+}  // namespace poslens::cli

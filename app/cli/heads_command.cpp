@@ -1,0 +1,62 @@
+// poslens-cli heads: entropy, mean distance, sink, previous token and position share of every
+// head (analysis/head_metrics.h), streamed from one forward pass: memory stays that of the
+// forward whatever T (docs/position-maps.md, docs/performance.md).
+#include <torch/torch.h>
+
+#include <iostream>
+
+#include "analysis/head_metrics.h"
+#include "analysis/position_export.h"
+#include "analysis/position_map.h"
+#include "app/cli/command.h"
+#include "core/runtime/resources.h"
+#include "core/runtime/run.h"
+
+namespace poslens::cli {
+namespace {
+
+struct HeadsCommand {
+  ModelOptions model;
+  InputOptions input;
+  std::string out;  ///< .h5 or .csv
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void heads(const HeadsCommand& c) {
+  const auto model = load_model(c.model);
+  const auto ids = input_ids(model, c.input);
+  const auto& cfg = model.model->config();
+  const int64_t T = static_cast<int64_t>(ids.size());
+  check_resources("heads", c.out, int64_t{1} << 20,
+                  forward_working_bytes(cfg, 1, T, model.model->dtype()));
+  const auto metrics = compute_head_metrics(model, ids, progress_printer("heads"));
+  if (ends_with(c.out, ".csv"))
+    write_head_metrics_csv(c.out, metrics);
+  else
+    write_head_metrics_hdf5(c.out, metrics, ids, token_labels(model, ids), position_methods(model, T),
+                            export_metadata(model));
+  std::cout << "heads: " << T << " tokens, " << metrics.values.size(0) << " layers × "
+            << metrics.values.size(1) << " heads, metrics";
+  for (const auto& name : head_metric_names()) std::cout << " " << name;
+  std::cout << "\nwrote " << c.out << "\n";
+}
+
+}  // namespace
+
+Command heads_command() {
+  auto c = std::make_shared<HeadsCommand>();
+  return {[=](CLI::App& app) {
+            auto* cmd = app.add_subcommand(
+                "heads", "Per-head metrics: entropy, mean distance, sink, previous token, position share");
+            add_model_options(cmd, c->model);
+            add_input_options(cmd, c->input);
+            cmd->add_option("--out", c->out, "Output file: .h5 or .csv")->required();
+            return cmd;
+          },
+          [=] { require_input(c->input); }, [=] { heads(*c); }};
+}
+
+}  // namespace poslens::cli
