@@ -7,7 +7,8 @@
 
 namespace poslens {
 
-AbsoluteTerms absolute_terms(const Transformer& model, const at::Tensor& e, const at::Tensor& p) {
+AbsoluteTermsBlocks::AbsoluteTermsBlocks(const Transformer& model, const at::Tensor& e,
+                                         const at::Tensor& p) {
   const auto& c = model.config();
   if (e.dim() != 2 || e.sizes() != p.sizes() || e.size(1) != c.d_model)
     throw Error("absolute_terms: e and p must both be [pos, d_model=" + std::to_string(c.d_model) +
@@ -42,20 +43,45 @@ AbsoluteTerms absolute_terms(const Transformer& model, const at::Tensor& e, cons
     if (b.defined()) out = out + b.to(torch::kFloat);
     return out.unsqueeze(0);
   };
-  const auto qt = heads(at::linear(t, wq), H), qu = heads(at::linear(u, wq), H);
-  const auto kt = heads(at::linear(t, wk), Hkv), ku = heads(at::linear(u, wk), Hkv);
-  const auto qb = heads(bias_of(wq, w.b_q), H), kb = heads(bias_of(wk, w.b_k), Hkv);
-  const double scale = c.attention_scale();
+  qt_ = heads(at::linear(t, wq), H).contiguous();
+  qu_ = heads(at::linear(u, wq), H).contiguous();
+  kt_ = heads(at::linear(t, wk), Hkv).contiguous();
+  ku_ = heads(at::linear(u, wk), Hkv).contiguous();
+  qb_ = heads(bias_of(wq, w.b_q), H).contiguous();
+  kb_ = heads(bias_of(wk, w.b_k), Hkv).contiguous();
+  scale_ = c.attention_scale();
+}
+
+AbsoluteTerms AbsoluteTermsBlocks::block(int64_t head, int64_t q0, int64_t q1, int64_t k0,
+                                         int64_t k1) const {
+  const auto rows = [&](const at::Tensor& x) { return x[head].narrow(0, q0, q1 - q0); };
+  const auto keys = [&](const at::Tensor& x) { return x[head].narrow(0, k0, k1 - k0); };
   const auto dot = [&](const at::Tensor& a, const at::Tensor& b) {
-    return (torch::matmul(a, b.transpose(-1, -2)) * scale).contiguous();
+    return (torch::matmul(a, b.t()) * scale_).contiguous();
   };
   AbsoluteTerms out;
-  out.token_token = dot(qt, kt);
-  out.token_position = dot(qt, ku);
-  out.position_token = dot(qu, kt);
-  out.position_position = dot(qu, ku);
-  out.bias = dot(qb, kt + ku + kb) + dot(qt + qu, kb);
+  out.token_token = dot(rows(qt_), keys(kt_));
+  out.token_position = dot(rows(qt_), keys(ku_));
+  out.position_token = dot(rows(qu_), keys(kt_));
+  out.position_position = dot(rows(qu_), keys(ku_));
+  out.bias = dot(rows(qb_), keys(kt_) + keys(ku_) + keys(kb_)) + dot(rows(qt_) + rows(qu_), keys(kb_));
   return out;
+}
+
+AbsoluteTerms absolute_terms(const Transformer& model, const at::Tensor& e, const at::Tensor& p) {
+  c10::InferenceMode guard;
+  const AbsoluteTermsBlocks blocks(model, e, p);
+  const int64_t T = e.size(0);
+  std::vector<AbsoluteTerms> heads;
+  for (int64_t h = 0; h < model.config().n_heads; ++h) heads.push_back(blocks.block(h, 0, T, 0, T));
+  const auto stack = [&](at::Tensor AbsoluteTerms::*term) {
+    std::vector<at::Tensor> parts;
+    for (const auto& h : heads) parts.push_back(h.*term);
+    return torch::stack(parts);
+  };
+  return {stack(&AbsoluteTerms::token_token), stack(&AbsoluteTerms::token_position),
+          stack(&AbsoluteTerms::position_token), stack(&AbsoluteTerms::position_position),
+          stack(&AbsoluteTerms::bias)};
 }
 
 }  // namespace poslens

@@ -22,8 +22,24 @@ struct AbsoluteTerms {
   at::Tensor token_token, token_position, position_token, position_position, bias;
 };
 
-/// `e`, `p`: float [pos, d_model] — hook_embed (after any embedding scale) and hook_pos_embed of
-/// one input. Throws poslens::Error for mismatched shapes.
+/// The five terms for any block of any head, from per-head projections of t, u and the biases
+/// (O(T·d), made once): a long input never holds [head, T, T].
+class AbsoluteTermsBlocks {
+ public:
+  /// `e`, `p`: float [pos, d_model] — hook_embed (after any embedding scale) and hook_pos_embed
+  /// (the position table) of one input. Throws poslens::Error for mismatched shapes.
+  AbsoluteTermsBlocks(const Transformer& model, const at::Tensor& e, const at::Tensor& p);
+  /// Head `head`'s terms for query rows [q0, q1) and keys [k0, k1): each float32 [rows, keys] on
+  /// the model's device.
+  AbsoluteTerms block(int64_t head, int64_t q0, int64_t q1, int64_t k0, int64_t k1) const;
+
+ private:
+  at::Tensor qt_, qu_, kt_, ku_, qb_, kb_;  ///< [H, T, d_head] (kv heads repeated)
+  double scale_;
+};
+
+/// Every head's terms over the whole [T, T] (AbsoluteTermsBlocks of every head, stacked):
+/// [head, q_pos, k_pos] each. Same arguments and errors.
 AbsoluteTerms absolute_terms(const Transformer& model, const at::Tensor& e, const at::Tensor& p);
 
 }  // namespace poslens

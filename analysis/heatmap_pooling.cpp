@@ -81,4 +81,19 @@ HeatmapData pool_heatmap(const at::Tensor& map, int64_t max_rows, int64_t max_co
   return result;
 }
 
+HeatmapData heatmap_from_pooled(const at::Tensor& pooled, int64_t source_rows, int64_t source_cols) {
+  if (!pooled.defined() || pooled.dim() != 2)
+    throw Error("heatmap_from_pooled: expected a 2-D pooled map");
+  const auto out = pooled.to(torch::kCPU, torch::kFloat).contiguous();
+  HeatmapData result;
+  result.rows = out.size(0);
+  result.cols = out.size(1);
+  result.source_rows = source_rows;
+  result.source_cols = source_cols;
+  result.values.resize(static_cast<std::size_t>(out.numel()));
+  if (!result.values.empty())
+    std::memcpy(result.values.data(), out.data_ptr<float>(), result.values.size() * sizeof(float));
+  return result;
+}
+
 }  // namespace poslens

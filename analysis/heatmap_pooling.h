@@ -18,4 +18,9 @@ enum class Pooling { Max, Mean };
 HeatmapData pool_heatmap(const at::Tensor& map, int64_t max_rows, int64_t max_cols,
                          Pooling pooling = Pooling::Max);
 
+/// A map already max-pooled (PooledMapSink, PooledPositionMaps: float [rows, cols], NaN where
+/// every entry was hidden) as the views' HeatmapData of a `source_rows` × `source_cols` map.
+/// Throws poslens::Error if `pooled` is not 2-D.
+HeatmapData heatmap_from_pooled(const at::Tensor& pooled, int64_t source_rows, int64_t source_cols);
+
 }  // namespace poslens

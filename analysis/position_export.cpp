@@ -4,51 +4,121 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/runtime/run.h"
+#include "core/runtime/sinks.h"
 
 namespace poslens {
 namespace {
 
 using Datasets = std::vector<Hdf5Dataset>;
 
-const std::vector<std::string> kMapDims = {"layer", "head", "q_pos", "k_pos"};
+}  // namespace
+
+namespace {
+
+std::string dataset_of(PositionMapKind kind) {
+  const bool term = kind != PositionMapKind::Pattern && kind != PositionMapKind::PositionOnly;
+  return std::string(term ? "/analysis/absolute_terms/" : "/analysis/") + to_string(kind);
+}
+
+bool is_term(PositionMapKind kind) {
+  return kind != PositionMapKind::Pattern && kind != PositionMapKind::PositionOnly;
+}
+
+std::vector<std::string> head_names(const ModelConfig& c, const std::optional<HeadSelection>& heads,
+                                    bool layer0_only) {
+  std::vector<std::string> names;
+  for (int l = 0; l < (layer0_only ? 1 : c.n_layers); ++l)
+    for (int h = 0; h < c.n_heads; ++h)
+      if (!heads || std::find(heads->begin(), heads->end(), std::pair<int, int>{l, h}) != heads->end())
+        names.push_back(std::to_string(l) + "." + std::to_string(h));
+  return names;
+}
 
 }  // namespace
 
-void write_position_map_hdf5(const std::string& path, const PositionMapResult& r,
-                             const ExportMetadata& meta) {
-  Datasets d;
-  const std::vector<Hdf5Attribute> map_attrs = {{"methods", r.methods},
-                                                {"explanation", r.explanation}};
-  d.push_back({"/analysis/position_map", r.position_map, {}, kMapDims, map_attrs});
-  d.push_back({"/analysis/pattern", r.pattern, {}, kMapDims, {}});
+PositionMapFile::PositionMapFile(const std::string& path, const LoadedModel& model, int64_t T,
+                                 const std::optional<HeadSelection>& heads, int64_t pool)
+    : file_(path, export_metadata(model)),
+      config_(model.model->config()),
+      methods_(position_methods(model, T)),
+      explanation_(position_only_explanation(model, T)),
+      T_(T),
+      pool_(pool),
+      heads_(heads) {
+  if (pool_ > 0) pooled_.emplace(T, pool_);
+}
+
+void PositionMapFile::add(const PositionMapBlock& b) {
+  const std::string path = dataset_of(b.kind);
+  const bool term = is_term(b.kind);
+  if (created_.insert(path).second) {
+    const int64_t side = pooled_ ? pooled_->side() : T_;
+    std::vector<int64_t> shape{config_.n_heads, side, side};
+    std::vector<std::string> dims{"head", pooled_ ? "q_block" : "q_pos", pooled_ ? "k_block" : "k_pos"};
+    if (!term) {
+      shape.insert(shape.begin(), config_.n_layers);
+      dims.insert(dims.begin(), "layer");
+    }
+    std::vector<Hdf5Attribute> attributes{{"heads", head_names(config_, heads_, term)}};
+    if (b.kind == PositionMapKind::PositionOnly)
+      attributes.insert(attributes.end(), {{"methods", methods_}, {"explanation", explanation_}});
+    if (pooled_)
+      attributes.insert(attributes.end(), {{"pooling", std::string("max")},
+                                           {"pool_stride", pooled_->stride()},
+                                           {"source_length", T_}});
+    file_.create(path, shape, dims, attributes,
+                 pooled_ ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
+  }
+  std::vector<int64_t> at{b.head, 0, 0};
+  if (!term) at.insert(at.begin(), b.layer);
+  if (!pooled_) {
+    at[at.size() - 2] = b.q_begin;
+    at[at.size() - 1] = b.k_begin;
+    auto values = b.values.to(torch::kCPU, torch::kFloat32);
+    for (size_t i = 2; i < at.size(); ++i) values = values.unsqueeze(0);
+    file_.write(path, at, values);
+    return;
+  }
+  if (!pooled_->add(b)) return;  // the head's map is complete: write it and let it go
+  auto map = pooled_->take(b.kind, b.layer, b.head);
+  for (size_t i = 2; i < at.size(); ++i) map = map.unsqueeze(0);
+  file_.write(path, at, map);
+}
+
+void PositionMapFile::finish(const PositionMapResult& r) {
+  if (!created_.count("/analysis/position_map"))
+    throw Error("position map: no head was mapped (check --heads)");
   if (r.cope) {
     const auto& c = *r.cope;
-    d.push_back({"/analysis/cope/mean_gate_per_key", c.mean_gate_per_key, {}, {"layer", "head", "k_pos"}, {}});
-    d.push_back({"/analysis/cope/mean_gate_per_token", c.mean_gate_per_token, {},
-                 {"layer", "head", "token_type"}, {}});
-    d.push_back({"/analysis/cope/token_ids", torch::tensor(c.token_ids, torch::kLong), {}, {"token_type"}, {}});
-    d.push_back({"/analysis/cope/token_counts", torch::tensor(c.token_counts, torch::kLong), {},
-                 {"token_type"}, {}});
+    file_.add({"/analysis/cope/mean_gate_per_key", c.mean_gate_per_key, {}, {"layer", "head", "k_pos"}, {}});
+    file_.add({"/analysis/cope/mean_gate_per_token", c.mean_gate_per_token, {},
+               {"layer", "head", "token_type"}, {}});
+    file_.add({"/analysis/cope/token_ids", torch::tensor(c.token_ids, torch::kLong), {}, {"token_type"}, {}});
+    file_.add({"/analysis/cope/token_counts", torch::tensor(c.token_counts, torch::kLong), {},
+               {"token_type"}, {}});
   }
-  if (r.absolute) {
-    const auto& a = *r.absolute;
-    const std::vector<std::string> dims = {"head", "q_pos", "k_pos"};
-    for (const auto& [name, t] : {std::pair{"token_token", a.token_token},
-                                  {"token_position", a.token_position},
-                                  {"position_token", a.position_token},
-                                  {"position_position", a.position_position},
-                                  {"bias", a.bias}})
-      d.push_back({std::string("/analysis/absolute_terms/") + name, t.to(torch::kCPU), {}, dims, {}});
-  }
-  const auto ids = torch::tensor(r.ids, torch::kLong).unsqueeze(0);
-  write_analysis_hdf5(path, d, {}, ids, r.labels, meta);
+  file_.tokens(torch::tensor(r.ids, torch::kLong).unsqueeze(0), r.labels);
+  file_.commit();
+}
+
+int64_t PositionMapFile::estimate_bytes(const ModelConfig& c, int64_t T,
+                                        const std::optional<HeadSelection>& heads, int64_t pool,
+                                        const std::string& method) {
+  const int64_t side = pool > 0 ? (T + pool_stride(T, pool) - 1) / pool_stride(T, pool) : T;
+  const int64_t per_map = side * side * 4;
+  const int64_t n = heads ? static_cast<int64_t>(heads->size()) : c.n_layers * c.n_heads;
+  int64_t layer0 = heads ? static_cast<int64_t>(heads_of_layer(*heads, 0).size()) : c.n_heads;
+  return 2 * n * per_map + (method == "absolute" ? 5 * layer0 * per_map : 0);
 }
 
 void write_head_metrics_hdf5(const std::string& path, const HeadMetrics& m,

@@ -1,6 +1,8 @@
 #pragma once
 // HDF5 and CSV files of the position-only analyses (docs/position-maps.md): what
 // `poslens-cli position-map` and `heads` write, with the exact names other tools read.
+#include <optional>
+#include <set>
 #include <string>
 
 #include "analysis/head_metrics.h"
@@ -9,14 +11,44 @@
 
 namespace poslens {
 
-/// `/analysis/position_map` and `/analysis/pattern` float32 [layer, head, q_pos, k_pos] (row-max
-/// normalised, 0 where masked; attribute `methods`, one per layer, and `explanation`);
-/// `/analysis/cope/` (mean_gate_per_key [layer, head, k_pos], mean_gate_per_token [layer, head,
-/// token_type], token_ids, token_counts [token_type]) for CoPE models;
-/// `/analysis/absolute_terms/` (token_token, token_position, position_token,
-/// position_position, bias [head, q_pos, k_pos], layer 0) for absolute models; `/tokens`.
-void write_position_map_hdf5(const std::string& path, const PositionMapResult& r,
-                             const ExportMetadata& meta);
+/// position_map()'s output streamed into an HDF5 file as it is made (docs/position-maps.md):
+///   /analysis/position_map, /analysis/pattern — float32 [layer, head, q_pos, k_pos], rows
+///     scaled to max 1, 0 where masked; written for the selected heads only (attribute `heads`,
+///     "L.H" strings; the other heads read 0 and take no space). With `pool` > 0, max-pooled to
+///     [layer, head, q_block, k_block] (attributes pooling "max", pool_stride, source_length;
+///     NaN where every entry is hidden and for heads not selected). Attributes `methods` (one
+///     per layer) and `explanation` on /analysis/position_map.
+///   /analysis/absolute_terms/<term> — [head, q_pos, k_pos] of layer 0 (absolute models;
+///     token_token, token_position, position_token, position_position, bias), same pooling.
+///   /analysis/cope/ — mean_gate_per_key [layer, head, k_pos], mean_gate_per_token [layer,
+///     head, token_type], token_ids, token_counts [token_type] (CoPE models).
+///   /tokens.
+/// Nothing appears at `path` until finish(); destroyed before, it leaves nothing.
+class PositionMapFile {
+ public:
+  /// For `model` on a T-token input. Throws poslens::Error when the folder does not exist.
+  PositionMapFile(const std::string& path, const LoadedModel& model, int64_t T,
+                  const std::optional<HeadSelection>& heads, int64_t pool);
+  /// The consumer for position_map().
+  void add(const PositionMapBlock& block);
+  /// Writes the counting, attributes and tokens of `result`, then commits the file.
+  void finish(const PositionMapResult& result);
+  /// Bytes the maps of `method`'s model will take on disk at most (uncompressed), for a check
+  /// before the job starts.
+  static int64_t estimate_bytes(const ModelConfig& config, int64_t T,
+                                const std::optional<HeadSelection>& heads, int64_t pool,
+                                const std::string& method);
+
+ private:
+  Hdf5Writer file_;
+  const ModelConfig& config_;
+  std::vector<std::string> methods_;
+  std::string explanation_;
+  int64_t T_, pool_;
+  std::optional<HeadSelection> heads_;
+  std::optional<PooledPositionMaps> pooled_;
+  std::set<std::string> created_;
+};
 
 /// `/analysis/heads/values` float64 [layer, head, metric] (attribute `methods`, the position
 /// method per layer) with `/analysis/heads/metrics` (names); `/tokens` from `ids`, `labels`.

@@ -6,90 +6,173 @@
 #include <limits>
 #include <map>
 
-#include "analysis/rope_probe.h"
 #include "core/base/error.h"
 #include "core/runtime/run.h"
+#include "core/runtime/sinks.h"
 
 namespace poslens {
 namespace {
 
-/// f(i − j) as a [head, T, T] map from per-distance values `by_distance` [head, T] (index d).
-at::Tensor distance_map(const at::Tensor& by_distance, int64_t T) {
-  const auto i = torch::arange(T, torch::kLong).unsqueeze(1);
-  const auto j = torch::arange(T, torch::kLong).unsqueeze(0);
-  const auto d = (i - j).clamp_min(0).flatten();
-  return by_distance.index_select(-1, d).view({by_distance.size(0), T, T});
+/// The heads of `layer` that get maps: the selection's, or all.
+std::vector<int64_t> selected(const std::optional<HeadSelection>& heads, int layer, int64_t n_heads) {
+  if (heads) return heads_of_layer(*heads, layer);
+  std::vector<int64_t> all(static_cast<size_t>(n_heads));
+  for (int64_t h = 0; h < n_heads; ++h) all[static_cast<size_t>(h)] = h;
+  return all;
 }
 
-/// One hook of every layer of `run`, batch 0, stacked: [layer, head, q, k].
-at::Tensor stacked(const RunResult& run, HookKind kind, int64_t n_layers) {
-  std::vector<at::Tensor> out;
-  for (int l = 0; l < n_layers; ++l) out.push_back(run.captures.find({kind, l})[0]);
-  return torch::stack(out);
-}
+/// Turns a forward pass's blocks into the selected heads' maps and CoPE's per-key gate sums.
+/// A block's hooks arrive together, the position term before the pattern (hook_sink.h), so
+/// the pattern's turn finds the rows' position term kept.
+class PositionMapSink : public HookSink {
+ public:
+  PositionMapSink(const LoadedModel& model, const PositionOnlyLogits& logits,
+                  const std::optional<HeadSelection>& heads, const PositionMapConsumer& maps)
+      : model_(model), logits_(logits), heads_(heads), maps_(maps) {
+    const auto& c = model.model->config();
+    cope_ = model.model->position_encoding().has_cope();
+    absolute_ = logits.method() == "absolute" && !selected(heads, 0, c.n_heads).empty();
+  }
 
-/// The capture of `point` moved out of `run` (batch 0), so that it is freed once used: at 4096
-/// tokens one hook of every layer is GBs, and keeping the captures beside what is made of them
-/// doubled the peak.
-at::Tensor take(RunResult& run, const HookPoint& point) {
-  at::Tensor out;
-  for (auto& [p, tensor] : run.captures.tensors)
-    if (p == point) std::swap(out, tensor);
-  if (!out.defined()) throw Error("internal: hook " + point.name() + " not captured");
-  return out[0];
-}
+  bool wants(const HookPoint& point) const override {
+    const bool mapped = point.layer >= 0 &&
+                        !selected(heads_, point.layer, model_.model->config().n_heads).empty();
+    switch (point.kind) {
+      case HookKind::Pattern: return mapped;
+      case HookKind::PosScores: return mapped && logits_.needs_position_term();
+      case HookKind::CopeGates: return cope_;
+      case HookKind::Embed: return absolute_;
+      default: return false;
+    }
+  }
 
-/// [layer, head, q, k] float32 from `make(layer, head)` ([q, k] each), filled one head at a
-/// time so that temporaries stay one head's size.
-at::Tensor per_head(int64_t n_layers, int64_t n_heads, int64_t T,
-                    const std::function<at::Tensor(int64_t, int64_t)>& make) {
-  auto out = torch::empty({n_layers, n_heads, T, T});
-  for (int64_t l = 0; l < n_layers; ++l)
-    for (int64_t h = 0; h < n_heads; ++h) out[l][h].copy_(make(l, h));
-  return out;
+  void begin(int64_t batch, int64_t length) override {
+    (void)batch;
+    const auto& c = model_.model->config();
+    T_ = length;
+    if (cope_) {
+      gate_sums_ = torch::zeros({c.n_layers, c.n_heads, length}, torch::kFloat64);
+      visible_ = torch::zeros({length}, torch::kFloat64);
+    }
+  }
+
+  void tensor(const HookPoint& point, const at::Tensor& value, int64_t pos_begin) override {
+    (void)pos_begin;
+    if (point.kind == HookKind::Embed) embed_ = value[0];
+  }
+
+  void block(const HookPoint& point, const MapBlock& b) override {
+    const int layer = point.layer;
+    if (point.kind == HookKind::PosScores) {
+      position_ = b.values;
+      return;
+    }
+    if (point.kind == HookKind::CopeGates) {
+      gate_sums_[layer].narrow(1, b.k_begin, b.keys()) +=
+          b.values[0].sum(1).to(torch::kCPU, torch::kFloat64);
+      if (layer == 0)
+        visible_.narrow(0, b.k_begin, b.keys()) += b.allowed.sum(0).to(torch::kCPU, torch::kFloat64);
+      return;
+    }
+    const int64_t q1 = b.q_begin + b.rows(), k1 = b.k_begin + b.keys();
+    for (const int64_t h : selected(heads_, layer, model_.model->config().n_heads)) {
+      maps_({PositionMapKind::Pattern, layer, static_cast<int>(h), b.q_begin, b.k_begin, T_,
+             row_max_normalised(b.values[0][h]), b.allowed});
+      const auto logits = logits_.logits(layer, static_cast<int>(h), b.q_begin, q1, b.k_begin, k1,
+                                         logits_.needs_position_term() ? position_[0][h] : at::Tensor());
+      maps_({PositionMapKind::PositionOnly, layer, static_cast<int>(h), b.q_begin, b.k_begin, T_,
+             row_normalised_softmax(logits, b.allowed), b.allowed});
+    }
+  }
+
+  const at::Tensor& embed() const { return embed_; }
+  const at::Tensor& gate_sums() const { return gate_sums_; }
+  const at::Tensor& visible() const { return visible_; }
+
+ private:
+  const LoadedModel& model_;
+  const PositionOnlyLogits& logits_;
+  const std::optional<HeadSelection>& heads_;
+  const PositionMapConsumer& maps_;
+  bool cope_ = false, absolute_ = false;
+  int64_t T_ = 0;
+  at::Tensor position_, embed_, gate_sums_, visible_;
+};
+
+/// Layer 0's absolute terms of the selected heads, block by block.
+void absolute_blocks(const LoadedModel& model, const at::Tensor& embed, const std::vector<int64_t>& heads,
+                     const PositionMapConsumer& maps, const Progress& progress) {
+  const auto& c = model.model->config();
+  const int64_t T = embed.size(0);
+  const AbsoluteTermsBlocks blocks(*model.model, embed, model.model->position_encoding().position_table(T));
+  // Rows per block: the five terms of one head take 5 · rows · T floats.
+  const int64_t rows = std::clamp<int64_t>((int64_t{32} << 20) / (5 * T * 4), 1, T);
+  for (size_t n = 0; n < heads.size(); ++n) {
+    const int64_t h = heads[n];
+    for (int64_t q0 = 0; q0 < T; q0 += rows) {
+      const int64_t q1 = std::min(T, q0 + rows);
+      const auto t = blocks.block(h, q0, q1, 0, T);
+      const auto allowed = allowed_block(c, q0, q1, 0, T, model.model->device());
+      for (const auto& [kind, values] :
+           {std::pair{PositionMapKind::TokenToken, t.token_token}, {PositionMapKind::TokenPosition, t.token_position},
+            {PositionMapKind::PositionToken, t.position_token}, {PositionMapKind::PositionPosition, t.position_position},
+            {PositionMapKind::Bias, t.bias}})
+        maps({kind, 0, static_cast<int>(h), q0, 0, T, values, allowed});
+    }
+    progress.step(static_cast<int64_t>(n + 1), static_cast<int64_t>(heads.size()));
+  }
 }
 
 }  // namespace
 
+const char* to_string(PositionMapKind kind) {
+  switch (kind) {
+    case PositionMapKind::Pattern: return "pattern";
+    case PositionMapKind::PositionOnly: return "position_map";
+    case PositionMapKind::TokenToken: return "token_token";
+    case PositionMapKind::TokenPosition: return "token_position";
+    case PositionMapKind::PositionToken: return "position_token";
+    case PositionMapKind::PositionPosition: return "position_position";
+    case PositionMapKind::Bias: return "bias";
+  }
+  return "?";
+}
+
+PooledPositionMaps::PooledPositionMaps(int64_t T, int64_t cells)
+    : T_(T), stride_(pool_stride(T, cells)), side_((T + stride_ - 1) / stride_) {}
+
+bool PooledPositionMaps::add(const PositionMapBlock& b) {
+  auto [it, fresh] = maps_.try_emplace({b.kind, b.layer, b.head});
+  if (fresh) it->second = torch::full({side_, side_}, -std::numeric_limits<float>::infinity());
+  max_pool_block(it->second, b.values, b.allowed, b.q_begin, b.k_begin, stride_);
+  return b.q_begin + b.values.size(0) == T_;
+}
+
+at::Tensor PooledPositionMaps::find(PositionMapKind kind, int layer, int head) const {
+  const auto it = maps_.find({kind, layer, head});
+  if (it == maps_.end()) return {};
+  return it->second.masked_fill(it->second.isneginf(), std::numeric_limits<float>::quiet_NaN());
+}
+
+at::Tensor PooledPositionMaps::take(PositionMapKind kind, int layer, int head) {
+  auto map = find(kind, layer, head);
+  maps_.erase({kind, layer, head});
+  return map;
+}
+
 std::vector<std::string> position_methods(const LoadedModel& loaded, int64_t T) {
-  const auto& pe = loaded.model->position_encoding();
-  const bool rotary = pe.rotary_info(T).has_value() && T >= 2;
-  std::string method;
-  if (pe.has_position_scores())
-    method = std::string(pe.has_cope() ? "cope" : "additive") + (rotary ? "+rotary" : "");
-  else if (rotary)
-    method = "rotary";
-  else if (!pe.has_pe_state() && pe.position_table(1).defined())
-    method = "absolute";
-  else
-    method = "uniform";
-  return std::vector<std::string>(static_cast<size_t>(loaded.model->config().n_layers), method);
+  return std::vector<std::string>(static_cast<size_t>(loaded.model->config().n_layers),
+                                  position_only_method(loaded, T));
 }
 
-at::Tensor row_normalised_softmax(const at::Tensor& logits, const at::Tensor& allowed) {
-  const auto masked = logits.to(torch::kFloat).masked_fill(allowed.logical_not(),
-                                                            -std::numeric_limits<float>::infinity());
-  auto p = torch::softmax(masked, -1);
-  p = torch::nan_to_num(p, 0.0);  // rows without an allowed key
-  return row_max_normalised(p);
-}
-
-at::Tensor row_max_normalised(const at::Tensor& pattern) {
-  const auto p = pattern.to(torch::kFloat);
-  const auto max = std::get<0>(p.max(-1, true));
-  return torch::where(max > 0, p / max.clamp_min(1e-30), torch::zeros_like(p));
-}
-
-CopeCounting cope_counting(const at::Tensor& gates, const at::Tensor& allowed,
+CopeCounting cope_counting_from_sums(const at::Tensor& gate_sums, const at::Tensor& visible,
                            const std::vector<int64_t>& ids) {
   const int64_t T = static_cast<int64_t>(ids.size());
-  if (gates.dim() != 4 || gates.size(2) != T || gates.size(3) != T)
-    throw Error("cope_counting: gates must be [layer, head, " + std::to_string(T) + ", " +
-                std::to_string(T) + "]");
-  const auto mask = allowed.to(torch::kFloat);
-  const auto g = gates.to(torch::kFloat) * mask;
+  if (gate_sums.dim() != 3 || gate_sums.size(2) != T || visible.numel() != T)
+    throw Error("cope_counting: gate sums must be [layer, head, " + std::to_string(T) + "]");
   CopeCounting out;
-  out.mean_gate_per_key = g.sum(2) / mask.sum(0).clamp_min(1);  // [L, H, T]
+  out.mean_gate_per_key = (gate_sums.to(torch::kDouble) / visible.to(torch::kDouble).clamp_min(1))
+                              .to(torch::kFloat);  // [L, H, T]
   std::map<int64_t, size_t> type_of;
   std::vector<std::vector<int64_t>> positions;
   for (int64_t k = 0; k < T; ++k) {
@@ -110,106 +193,79 @@ CopeCounting cope_counting(const at::Tensor& gates, const at::Tensor& allowed,
   return out;
 }
 
+CopeCounting cope_counting(const at::Tensor& gates, const at::Tensor& allowed,
+                           const std::vector<int64_t>& ids) {
+  const int64_t T = static_cast<int64_t>(ids.size());
+  if (gates.dim() != 4 || gates.size(2) != T || gates.size(3) != T)
+    throw Error("cope_counting: gates must be [layer, head, " + std::to_string(T) + ", " +
+                std::to_string(T) + "]");
+  const auto mask = allowed.to(torch::kFloat);
+  return cope_counting_from_sums((gates.to(torch::kFloat) * mask).sum(2), mask.sum(0), ids);
+}
+
 PositionMapResult position_map(const LoadedModel& loaded, const std::vector<int64_t>& ids,
                                const PositionMapOptions& options,
-                               const std::function<bool(int64_t, int64_t)>& progress) {
+                               const std::optional<HeadSelection>& heads,
+                               const PositionMapConsumer& maps, const Progress& progress) {
   const Transformer& model = *loaded.model;
-  const auto& cfg = model.config();
-  const auto& pe = model.position_encoding();
   const int64_t T = static_cast<int64_t>(ids.size());
   if (T == 0) throw Error("no tokens to map (the input is empty)");
+  for (const auto id : ids)
+    if (id < 0 || id >= model.config().vocab_size)
+      throw Error("token id " + std::to_string(id) + " is outside the vocabulary");
   PositionMapResult r;
+  r.ids = ids;
+  r.labels = token_labels(loaded, ids);
   r.methods = position_methods(loaded, T);
-  const std::string& method = r.methods.front();
-  const bool additive = pe.has_position_scores();
-  const bool cope = pe.has_cope();
-  const bool rotary = pe.rotary_info(T).has_value() && T >= 2;
-  const bool absolute = method == "absolute";
+  const bool rotary = r.methods.front().find("rotary") != std::string::npos;
+  const bool absolute = r.methods.front() == "absolute";
+  // The probe is N forward passes, the map one: weigh the bar accordingly.
+  const double probe_part = rotary ? 0.8 : 0.0, absolute_part = absolute ? 0.1 : 0.0;
+  const PositionOnlyLogits logits(loaded, T, options, progress.part(0, probe_part, "probe"));
+  r.explanation = logits.explanation();
 
-  std::vector<std::string> hooks = {"blocks.*.attn.hook_pattern"};
-  if (additive) hooks.push_back("blocks.*.attn.hook_pos_scores");
-  if (cope) hooks.push_back("blocks.*.attn.hook_cope_gates");
-  if (absolute) hooks.insert(hooks.end(), {"hook_embed", "hook_pos_embed"});
-  auto run = run_model(loaded, ids, CaptureSpec(hooks), [&](int done, int total) {
-    return !progress || progress(done, total);
-  });
-  c10::InferenceMode guard;
-  const auto allowed = allowed_keys(cfg, T, torch::kCPU);
-
-  r.ids = run.ids;
-  r.labels = run.labels;
+  PositionMapSink sink(loaded, logits, heads, maps);
   {
-    at::Tensor layer;  // the capture being consumed, freed when the next layer starts
-    r.pattern = per_head(cfg.n_layers, cfg.n_heads, T, [&](int64_t l, int64_t h) {
-      if (h == 0) layer = take(run, {HookKind::Pattern, static_cast<int>(l)});
-      return row_max_normalised(layer[h]);
-    });
-    if (cope)
-      r.cope = cope_counting(per_head(cfg.n_layers, cfg.n_heads, T, [&](int64_t l, int64_t h) {
-                               if (h == 0) layer = take(run, {HookKind::CopeGates, static_cast<int>(l)});
-                               return layer[h];
-                             }),
-                             allowed, r.ids);
+    c10::InferenceMode inference;
+    ForwardOptions forward;
+    forward.logits = LogitsReturned::None;
+    model.forward(torch::tensor(ids, torch::kLong).unsqueeze(0), sink,
+                  progress.part(probe_part, 1 - probe_part - absolute_part, "forward").layers(), forward);
+    if (model.position_encoding().has_cope()) r.cope = cope_counting_from_sums(sink.gate_sums(), sink.visible(), ids);
+    const auto layer0 = selected(heads, 0, model.config().n_heads);
+    if (absolute && !layer0.empty())
+      absolute_blocks(loaded, sink.embed(), layer0, maps, progress.part(1 - absolute_part, absolute_part, "terms"));
   }
+  return r;
+}
 
-  // The rotary part by distance, [layer, head, T] indexed by distance d = i − j.
-  at::Tensor rotary_by_distance;
-  if (rotary) {
-    ProbeOptions probe;
-    probe.length = T;
-    probe.samples = options.probe_samples;
-    probe.seed = options.seed;
-    const auto p = run_probe(loaded, probe, progress);
-    auto by_key = p.components.sum(2);  // rotary part only: CoPE's term comes from this input
-    if (p.remainder.defined()) by_key = by_key + p.remainder;
-    if (!additive) by_key = p.scores;
-    rotary_by_distance = by_key.flip(-1);  // key T−1−d is at distance d from the last query
-  }
-
-  const auto pos_embed = absolute ? run.captures.find({HookKind::PosEmbed, -1}) : at::Tensor();
-  at::Tensor layer_logits;  // [head, q, k] of the layer being mapped
-  r.position_map = per_head(cfg.n_layers, cfg.n_heads, T, [&](int64_t l, int64_t h) {
-    if (h == 0) {
-      if (additive)
-        layer_logits = take(run, {HookKind::PosScores, static_cast<int>(l)});  // freed once used
-      else if (absolute)
-        layer_logits = model.qk_logits(static_cast<int>(l), pos_embed).to(torch::kCPU)[0];
-    }
-    at::Tensor logits;  // [q, k]
-    if (additive) {
-      logits = layer_logits[h];
-      if (rotary) logits = logits + distance_map(rotary_by_distance[l].slice(0, h, h + 1), T)[0];
-    } else if (rotary) {
-      logits = distance_map(rotary_by_distance[l].slice(0, h, h + 1), T)[0];
-    } else if (absolute) {
-      logits = layer_logits[h];
-    } else {
-      logits = torch::zeros({T, T});
-    }
-    return row_normalised_softmax(logits, allowed);
-  });
-
-  const std::string& m = method;
-  r.explanation =
-      m == "uniform"
-          ? "No position-only term (" + pe.describe() +
-                "): uniform over the keys each query may see"
-      : m == "absolute"
-          ? "Absolute positions: each layer fed the position embeddings alone (no tokens) "
-            "through its attention norm and q/k projections, softmax(scale·q(P_i)·k(P_j)); "
-            "exact for layer 0"
-      : m == "rotary"
-          ? "Rotary: softmax of f(i−j), the head's mean logit by distance from the U-shape "
-            "probe ([BOS] + one token repeated, T = the input length)"
-          : "Position term as it enters the logits (hook_pos_scores" +
-                std::string(cope ? ", CoPE's z_i[p_ij] for this input's contextual positions" : "") +
-                ")" + (rotary ? " plus the rotary part from the U-shape probe" : "") +
-                ", softmax over allowed keys";
-  r.explanation += "; each row scaled to max 1";
-
-  if (absolute)
-    r.absolute = absolute_terms(model, run.captures.find({HookKind::Embed, -1})[0],
-                                run.captures.find({HookKind::PosEmbed, -1})[0]);
+PositionMapResult position_map_whole(const LoadedModel& loaded, const std::vector<int64_t>& ids,
+                                     const PositionMapOptions& options, const Progress& progress) {
+  const auto& c = loaded.model->config();
+  const int64_t T = static_cast<int64_t>(ids.size());
+  at::Tensor pattern, map;
+  std::map<PositionMapKind, at::Tensor> terms;
+  auto r = position_map(
+      loaded, ids, options, std::nullopt,
+      [&](const PositionMapBlock& b) {
+        at::Tensor* whole = b.kind == PositionMapKind::Pattern        ? &pattern
+                            : b.kind == PositionMapKind::PositionOnly ? &map
+                                                                      : &terms[b.kind];
+        const bool per_layer = b.kind == PositionMapKind::Pattern || b.kind == PositionMapKind::PositionOnly;
+        if (!whole->defined())
+          *whole = per_layer ? torch::zeros({c.n_layers, c.n_heads, T, T}) : torch::zeros({c.n_heads, T, T});
+        auto head = per_layer ? (*whole)[b.layer][b.head] : (*whole)[b.head];
+        head.narrow(0, b.q_begin, b.values.size(0))
+            .narrow(1, b.k_begin, b.values.size(1))
+            .copy_(b.values.to(torch::kCPU, torch::kFloat32));
+      },
+      progress);
+  r.pattern = pattern;
+  r.position_map = map;
+  if (!terms.empty())
+    r.absolute = AbsoluteTerms{terms[PositionMapKind::TokenToken], terms[PositionMapKind::TokenPosition],
+                               terms[PositionMapKind::PositionToken], terms[PositionMapKind::PositionPosition],
+                               terms[PositionMapKind::Bias]};
   return r;
 }
 

@@ -1,19 +1,17 @@
 #pragma once
-// Position-only attention (SPEC.md §3; seed 001 Fig. 4): the attention each head would pay
-// from position alone, beside its real pattern on the same input, both row-max normalised. The
-// method depends on how the model encodes position (one per layer, named in `methods`):
-//   additive (ALiBi, T5, KERPLE, FIRE, Shaw, Transformer-XL) and CoPE — softmax over allowed
-//     keys of hook_pos_scores, the position term as it enters the logits (CoPE: z_i[p_ij] given
-//     this input's contextual positions, on the score scale);
-//   absolute (learned, sinusoidal) — the layer fed the position embeddings alone through its
-//     attention norm and q/k projections with biases: softmax(scale·q(P_i)·k(P_j));
-//   rotary (RoPE, scaled RoPE, HoPE) — softmax_j f(i − j), f the head's mean logit against
-//     distance from the U-shape probe (rope_probe.h) at T = the input length;
-//   CoPE + rotary — the CoPE term plus the probe's rotary part (components and remainder);
-//   NoPE (and Heinsen, whose state depends on the tokens) — uniform over allowed keys.
-// Also what CoPE counts (mean gate per key token, seed 001 Figs. 4, 6) and, for absolute
-// models, layer 0's logit decomposition (absolute_terms.h).
+// Position-only attention (SPEC.md §3; seed 001 Fig. 4): each head's pattern beside the
+// attention it would pay from position alone (position_only.h says how, per method), both
+// row-max normalised; what CoPE heads count (the mean gate per key and per token, seed 001
+// Figs. 4, 6); absolute models' layer-0 logit terms (absolute_terms.h).
+//
+// Streamed (docs/position-maps.md): one forward pass hands its blocks of whole rows to a sink
+// that turns each selected head's rows into its two maps and hands them on (to an HDF5 file,
+// a pooled image, a figure); CoPE counting keeps per-key sums. Nothing holds [layer, head, T,
+// T]: memory is the forward's plus one block, and, for rotary models, the U-shape probe's
+// N forward passes of T tokens run first (PositionOnlyLogits).
 #include <functional>
+#include <map>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,15 +19,34 @@
 #include <ATen/core/Tensor.h>
 
 #include "analysis/absolute_terms.h"
-#include "analysis/head_metrics.h"
+#include "analysis/position_only.h"
+#include "analysis/progress.h"
+#include "core/runtime/capture_sink.h"
 #include "core/runtime/checkpoint.h"
 
 namespace poslens {
 
-struct PositionMapOptions {
-  int64_t probe_samples = 64;  ///< tokens of the rotary probe (0: every non-special token)
-  uint64_t seed = 0;
+/// The maps position_map() hands out.
+enum class PositionMapKind {
+  Pattern,       ///< hook_pattern, rows scaled to max 1
+  PositionOnly,  ///< the position-only attention, rows scaled to max 1
+  TokenToken, TokenPosition, PositionToken, PositionPosition, Bias,  ///< absolute_terms.h, layer 0
 };
+/// The name in files: "pattern", "position_map", "token_token", ..., "bias".
+const char* to_string(PositionMapKind kind);
+
+/// A block of whole rows [q_begin, q_begin + rows) of one head's map: `values` float32
+/// [rows, keys] on the model's device for keys [k_begin, k_begin + keys), `allowed` bool
+/// [rows, keys]; keys outside are hidden. The two attention maps are 0 where hidden; the
+/// absolute terms are logits everywhere (unmasked).
+struct PositionMapBlock {
+  PositionMapKind kind = PositionMapKind::Pattern;
+  int layer = 0, head = 0;
+  int64_t q_begin = 0, k_begin = 0;
+  int64_t length = 0;  ///< T
+  at::Tensor values, allowed;
+};
+using PositionMapConsumer = std::function<void(const PositionMapBlock&)>;
 
 struct CopeCounting {
   /// Mean gate g_ij over the queries that see key j, float32 [layer, head, k_pos].
@@ -43,36 +60,60 @@ struct CopeCounting {
 struct PositionMapResult {
   std::vector<int64_t> ids;
   std::vector<std::string> labels;
-  /// float32 [layer, head, q_pos, k_pos]: each query row scaled to max 1, 0 where masked.
-  at::Tensor position_map;
-  at::Tensor pattern;  ///< hook_pattern, normalised the same way
-  std::vector<std::string> methods;  ///< per layer: "additive", "cope", "cope+rotary",
-                                     ///< "rotary", "absolute", "uniform"
+  std::vector<std::string> methods;  ///< per layer: PositionOnlyLogits::method()
   std::string explanation;           ///< one line for the view: what the map is for this model
   std::optional<CopeCounting> cope;
-  std::optional<AbsoluteTerms> absolute;  ///< layer 0, absolute models
+  /// position_map_whole() only: float32 [layer, head, q_pos, k_pos], each row scaled to max 1,
+  /// 0 where masked; and layer 0's absolute terms [head, q_pos, k_pos].
+  at::Tensor position_map, pattern;
+  std::optional<AbsoluteTerms> absolute;
 };
 
-/// Runs `model` on `ids` (a batch of one) and builds the maps. Memory: the pattern and the map,
-/// 2 × 4·L·H·T² bytes, plus one hook's captures while they are consumed layer by layer (CoPE:
-/// the gates too). `progress(done, total)` counts
-/// layers of the forward and samples of the probe; false cancels (poslens::Cancelled).
-/// Throws poslens::Error for bad ids.
+/// Runs `model` on `ids` (a batch of one) and hands every map block of the heads `heads` selects
+/// (all when empty; absolute terms for the selected heads of layer 0) to `maps`, as described
+/// above; CoPE counting covers every head. `progress` runs once over the probe (rotary models),
+/// the forward pass and the absolute terms. Throws poslens::Error for bad ids or heads,
+/// poslens::Cancelled, and whatever `maps` throws.
 PositionMapResult position_map(const LoadedModel& model, const std::vector<int64_t>& ids,
-                               const PositionMapOptions& options = {},
-                               const std::function<bool(int64_t, int64_t)>& progress = {});
+                               const PositionMapOptions& options,
+                               const std::optional<HeadSelection>& heads,
+                               const PositionMapConsumer& maps, const Progress& progress = {});
 
-/// The method position_map() uses for each layer of `model` on a `T`-token input (see above).
+/// position_map() for every head with the maps kept whole in the result: 2 × 4·L·H·T² bytes,
+/// for small inputs (tests, the CLI figure of a short text).
+PositionMapResult position_map_whole(const LoadedModel& model, const std::vector<int64_t>& ids,
+                                     const PositionMapOptions& options = {},
+                                     const Progress& progress = {});
+
+/// Max-pools position-map blocks as they arrive, per (kind, layer, head), to at most `cells`
+/// per side (max_pool_block in core/runtime/sinks.h): what a view draws, what --pool writes.
+class PooledPositionMaps {
+ public:
+  PooledPositionMaps(int64_t T, int64_t cells);
+  int64_t stride() const { return stride_; }
+  int64_t side() const { return side_; }
+  /// Pools `block` in. True when it held its map's last row (that map is complete).
+  bool add(const PositionMapBlock& block);
+  /// The map of (kind, layer, head): float32 CPU [side, side], NaN where every entry was hidden;
+  /// undefined when no block of it came. take() also forgets it.
+  at::Tensor find(PositionMapKind kind, int layer, int head) const;
+  at::Tensor take(PositionMapKind kind, int layer, int head);
+
+ private:
+  int64_t T_, stride_, side_;
+  std::map<std::tuple<PositionMapKind, int, int>, at::Tensor> maps_;  ///< −inf: nothing visible yet
+};
+
+/// The method position_map() uses for each layer of `model` on a `T`-token input (without
+/// running the probe).
 std::vector<std::string> position_methods(const LoadedModel& model, int64_t T);
 
-/// softmax over allowed keys of `logits` [..., q, k], each row scaled to max 1, 0 where
-/// `allowed` [q, k] is false (rows with no allowed key are 0).
-at::Tensor row_normalised_softmax(const at::Tensor& logits, const at::Tensor& allowed);
+/// CoPE counting from per-key gate sums: `gate_sums` float [layer, head, k_pos] (Σ over the
+/// queries of g_ij), `visible` [k_pos] (how many queries see key j) and the ids.
+CopeCounting cope_counting_from_sums(const at::Tensor& gate_sums, const at::Tensor& visible,
+                                     const std::vector<int64_t>& ids);
 
-/// Each row of `pattern` [..., q, k] scaled to max 1 (0 rows stay 0).
-at::Tensor row_max_normalised(const at::Tensor& pattern);
-
-/// CoPE counting from gates [layer, head, q, k] (0 where masked), `allowed` [q, k] and the ids.
+/// The same from whole gates [layer, head, q, k] (0 where masked) and `allowed` [q, k].
 CopeCounting cope_counting(const at::Tensor& gates, const at::Tensor& allowed,
                            const std::vector<int64_t>& ids);
 

@@ -9,6 +9,8 @@
 
 #include "analysis/rope_frequencies.h"
 #include "core/base/error.h"
+#include "core/runtime/resources.h"
+#include "core/runtime/sinks.h"
 
 namespace poslens {
 namespace {
@@ -17,12 +19,14 @@ namespace {
 constexpr int64_t kBatchBudget = int64_t{1} << 30;
 constexpr int64_t kMaxBatch = 128;
 
-int64_t auto_batch(const ModelConfig& c, int64_t T, int64_t C, bool position_scores) {
-  // Per sample: the residual-width activations, the [head, T, T] scores/pattern (three live at
-  // once, four with a captured position term) and the [head, C, T] component terms.
-  const int64_t floats = T * c.d_model * 12 + T * c.vocab_size +
-                         (position_scores ? 4 : 3) * c.n_heads * T * T + 8 * c.n_heads * C * T;
-  return std::clamp<int64_t>(kBatchBudget / std::max<int64_t>(floats * 4, 1), 1, kMaxBatch);
+int64_t auto_batch(const ModelConfig& c, int64_t T, int64_t C) {
+  // Per sample: the forward's working memory (attention in blocks, no logits: resources.h), the
+  // captured q and k of every layer, and the [head, C, T] component terms. No [T, T] map: the
+  // last rows are all the probe keeps (LastRowSink).
+  const int64_t bytes = forward_working_bytes(c, 1, T, torch::kFloat32) +
+                        4 * T * c.n_layers * (c.n_heads + c.n_kv_heads) * c.d_head +
+                        4 * 8 * c.n_heads * C * T;
+  return std::clamp<int64_t>(kBatchBudget / std::max<int64_t>(bytes, 1), 1, kMaxBatch);
 }
 
 int64_t probe_bos(const LoadedModel& model, int64_t requested) {
@@ -120,12 +124,13 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
 
   // Rotary models: q and k, split per component. Others: the logits themselves (so any term a
   // method adds, such as Transformer-XL's u·k, is in `scores`).
-  std::vector<std::string> hooks = {"blocks.*.attn.hook_q", "blocks.*.attn.hook_k"};
-  if (!rotary) hooks = {"blocks.*.attn.hook_attn_scores"};
-  if (has_position) hooks.push_back("blocks.*.attn.hook_pos_scores");
-  const CaptureSpec spec(hooks);
-  const int64_t batch =
-      options.batch > 0 ? options.batch : auto_batch(cfg, T, C, has_position || !rotary);
+  // Per-position hooks whole; of the maps only the last query's row.
+  const CaptureSpec qk_hooks(rotary ? std::vector<std::string>{"blocks.*.attn.hook_q", "blocks.*.attn.hook_k"}
+                                    : std::vector<std::string>{});
+  std::vector<std::string> row_hooks;
+  if (!rotary) row_hooks.push_back("blocks.*.attn.hook_attn_scores");
+  if (has_position) row_hooks.push_back("blocks.*.attn.hook_pos_scores");
+  const int64_t batch = options.batch > 0 ? options.batch : auto_batch(cfg, T, C);
 
   const int64_t NL = cfg.n_layers, H = cfg.n_heads;
   const auto dev = model.device();
@@ -145,9 +150,12 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
     auto ids = repeated.view({b, 1}).expand({b, T}).clone();
     ids.select(1, 0).fill_(r.bos_id);
     Captures caps;
-    model.forward(ids, spec, &caps, [&](int, int) {
-      return !progress || progress(start, r.n_samples);
-    });
+    CaptureSink qk(qk_hooks, caps);
+    LastRowSink last(CaptureSpec{row_hooks});
+    SinkFanout sinks({&qk, &last});
+    ForwardOptions forward;
+    forward.logits = LogitsReturned::None;
+    model.forward(ids, sinks, [&](int, int) { return !progress || progress(start, r.n_samples); }, forward);
     for (int l = 0; l < NL; ++l) {
       at::Tensor total;  // [b, H, T]
       if (rotary) {
@@ -166,11 +174,11 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
         }
       } else {
         // Keys the query cannot see (a sliding window) are NaN, not −inf: the mean says so.
-        const auto row = caps.find({HookKind::AttnScores, l}).to(dev).select(2, T - 1);
+        const auto row = last.find({HookKind::AttnScores, l}).to(dev);
         total = row.masked_fill(row.isinf(), std::numeric_limits<float>::quiet_NaN());
       }
       if (has_position) {
-        const auto pos = caps.find({HookKind::PosScores, l}).to(dev).select(2, T - 1);
+        const auto pos = last.find({HookKind::PosScores, l}).to(dev);
         pos_sum[l] += pos.sum(0).to(torch::kDouble);
         if (rotary) total = total + pos;  // hook_attn_scores has it already
       }

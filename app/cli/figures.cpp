@@ -105,19 +105,14 @@ void write_compare_figure(const std::string& path, const CompareResult& compare)
   write(path, each.back(), compare_series(compare, 0), each);
 }
 
-void write_position_figure(const std::string& path, const PositionMapResult& result,
-                           const ModelConfig& config, int layer, int head,
+void write_position_figure(const std::string& path, const at::Tensor& pattern,
+                           const at::Tensor& position, const std::vector<std::string>& labels,
+                           int layer, int head, const std::string& method,
                            const std::string& checkpoint) {
-  const int64_t L = result.pattern.size(0), H = result.pattern.size(1);
-  if (layer < 0 || layer >= L || head < 0 || head >= H)
-    throw Error("--layer/--head: the model has " + std::to_string(L) + " layers of " +
-                std::to_string(H) + " heads, got layer " + std::to_string(layer) + ", head " +
-                std::to_string(head));
-  const int64_t T = result.pattern.size(2);
-  const auto hidden = allowed_keys(config, T, torch::kCPU).logical_not();
-  auto map = [&](const at::Tensor& all, const std::string& what) {
-    auto d = pool_heatmap(all[layer][head].masked_fill(hidden, -INFINITY), 1024, 1024, Pooling::Max);
-    for (const auto& label : result.labels) d.row_labels.push_back(display_label(label));
+  const int64_t T = static_cast<int64_t>(labels.size());
+  auto map = [&](const at::Tensor& pooled, const std::string& what) {
+    auto d = heatmap_from_pooled(pooled, T, T);
+    for (const auto& label : labels) d.row_labels.push_back(display_label(label));
     d.col_labels = d.row_labels;
     d.title = name_of(checkpoint) + "  L" + std::to_string(layer) + " H" + std::to_string(head) + " " + what;
     d.value_name = "weight / row max";
@@ -126,8 +121,7 @@ void write_position_figure(const std::string& path, const PositionMapResult& res
     d.head = head;
     return d;
   };
-  write_side_by_side(path, map(result.pattern, "pattern"),
-                     map(result.position_map, "position only (" + result.methods[static_cast<size_t>(layer)] + ")"));
+  write_side_by_side(path, map(pattern, "pattern"), map(position, "position only (" + method + ")"));
 }
 
 }  // namespace poslens::cli

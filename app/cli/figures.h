@@ -25,10 +25,11 @@ void write_frequencies_figure(const std::string& path, const TextDecomposition& 
 void write_compare_figure(const std::string& path, const CompareResult& compare);
 
 /// Head (`layer`, `head`)'s pattern and position-only map side by side, as the Position map
-/// panel shows them (max-pooled to 1024 cells per axis; keys `config`'s mask hides are grey).
-/// Throws poslens::Error for a layer or head out of range or when writing fails.
-void write_position_figure(const std::string& path, const PositionMapResult& result,
-                           const ModelConfig& config, int layer, int head,
+/// panel shows them: `pattern` and `position` max-pooled ([side, side], PooledPositionMaps) of a
+/// map over `labels` (one per token); hidden cells grey. Throws poslens::Error when writing fails.
+void write_position_figure(const std::string& path, const at::Tensor& pattern,
+                           const at::Tensor& position, const std::vector<std::string>& labels,
+                           int layer, int head, const std::string& method,
                            const std::string& checkpoint);
 
 }  // namespace poslens::cli

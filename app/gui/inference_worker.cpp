@@ -354,10 +354,11 @@ void InferenceWorker::positions(const JobTicket& job, const RunInput& input, int
     const auto& loaded = *state_->model;
     if (!state_->positions || !(state_->positions_input == input)) {
       state_->positions.reset();
-      auto result = position_map(loaded, input_ids(loaded, input), {}, [&](int64_t done, int64_t total) {
-        emit progress(job.generation, static_cast<int>(done), static_cast<int>(total));
-        return !job.cancelled();
-      });
+      auto result = position_map_whole(loaded, input_ids(loaded, input), {},
+                                       Progress([&](double done, const std::string&) {
+                                         emit progress(job.generation, static_cast<int>(done * 1000), 1000);
+                                         return !job.cancelled();
+                                       }));
       state_->positions = std::make_unique<PositionMapResult>(std::move(result));
       state_->positions_input = input;
     }

@@ -52,6 +52,14 @@ at::Tensor to_query_heads(const at::Tensor& kv, int64_t group) {
 
 }  // namespace
 
+at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int64_t k0, int64_t k1,
+                         c10::Device device) {
+  const auto i = positions(q0, q1, device).unsqueeze(1), j = positions(k0, k1, device).unsqueeze(0);
+  auto a = config.causal ? j <= i : torch::ones({q1 - q0, k1 - k0}, torch::dtype(torch::kBool).device(device));
+  if (config.sliding_window > 0) a = a & ((i - j) < config.sliding_window);
+  return a;
+}
+
 AttentionBlocking AttentionBlocking::from_environment() {
   static const AttentionBlocking parsed = [] {
     AttentionBlocking b;
@@ -156,12 +164,7 @@ LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int6
   s.in.scale = scale_;
   s.in.causal = config_.causal;
   s.in.cache = &cache_;
-  const auto visible = [&](int64_t c0, int64_t c1) {  // bool [R, c1 − c0]
-    const auto i = s.in.q_pos.unsqueeze(1), j = positions(c0, c1, device).unsqueeze(0);
-    auto a = config_.causal ? j <= i : torch::ones({R, c1 - c0}, torch::dtype(torch::kBool).device(device));
-    if (config_.sliding_window > 0) a = a & ((i - j) < config_.sliding_window);
-    return a;
-  };
+  const auto visible = [&](int64_t c0, int64_t c1) { return allowed_block(config_, q0, q1, c0, c1, device); };
   if (need_allowed || terms_ || at::GradMode::is_enabled()) s.allowed = visible(k0, k1);
   auto logits = scores;
   if (terms_) {

@@ -73,6 +73,11 @@ struct AttentionBlocking {
   static AttentionBlocking from_environment();
 };
 
+/// bool [q1 − q0, k1 − k0] on `device`: true where query i may see key j (causal: j <= i;
+/// sliding window: i − j < window; otherwise every key) — a block of allowed_keys().
+at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int64_t k0, int64_t k1,
+                         c10::Device device);
+
 /// Bytes one float32 [batch, head, rows, keys] block tensor may take; a block keeps a few alive
 /// (scores, pattern, the encoding's terms).
 inline constexpr int64_t kAttentionBlockBytes = int64_t{32} << 20;

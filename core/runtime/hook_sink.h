@@ -53,7 +53,8 @@ class HookSink {
     (void)pos_begin;
   }
   /// A block of a map hook. The blocks of one hook and layer arrive in ascending row order
-  /// and cover every row once.
+  /// and cover every row once; the hooks of one block arrive together, in the order
+  /// hook_attn_scores, hook_pos_scores, hook_cope_gates, hook_cope_pos, hook_pattern.
   virtual void block(const HookPoint& point, const MapBlock& block) {
     (void)point;
     (void)block;

@@ -39,35 +39,43 @@ bool PooledMapSink::wants(const HookPoint& point) const {
          (!heads_ || !heads_of_layer(*heads_, point.layer).empty());
 }
 
-void PooledMapSink::begin(int64_t batch, int64_t length) {
-  (void)batch;
-  length_ = length;
-  stride_ = length > cells_ ? ceil_div(length, cells_) : 1;
-  maps_.clear();
-}
+int64_t pool_stride(int64_t T, int64_t cells) { return T > cells ? ceil_div(T, cells) : 1; }
 
-void PooledMapSink::block(const HookPoint& point, const MapBlock& block) {
+void max_pool_block(at::Tensor& pooled, const at::Tensor& block_values, const at::Tensor& allowed,
+                    int64_t q_begin, int64_t k_begin, int64_t s) {
   torch::NoGradGuard no_grad;
-  const int64_t s = stride_, R = block.rows(), K = block.keys();
-  const auto values = select_heads(block.values.detach(), heads_, point.layer)
-                          .to(torch::kFloat32)
-                          .masked_fill(block.allowed.logical_not(), kNegInf);
+  const int64_t R = block_values.size(-2), K = block_values.size(-1);
+  const auto values = block_values.detach().to(torch::kFloat32).masked_fill(allowed.logical_not(), kNegInf);
   // Pad with −inf to whole cells, then reduce each s × s cell.
-  const int64_t r_off = block.q_begin % s, c_off = block.k_begin % s;
+  const int64_t r_off = q_begin % s, c_off = k_begin % s;
   const int64_t n_rows = ceil_div(r_off + R, s), n_cols = ceil_div(c_off + K, s);
   auto padded = values;
   if (s > 1)
     padded = torch::constant_pad_nd(values, {c_off, n_cols * s - K - c_off, r_off, n_rows * s - R - r_off},
                                     kNegInf);
-  const auto pooled = padded.view({values.size(0), values.size(1), n_rows, s, n_cols, s})
-                          .amax({3, 5})
-                          .to(torch::kCPU);
-  const int64_t side = ceil_div(length_, s);
+  auto shape = values.sizes().vec();
+  shape.resize(shape.size() - 2);
+  shape.insert(shape.end(), {n_rows, s, n_cols, s});
+  const int64_t d = static_cast<int64_t>(shape.size());
+  const auto cells_max = padded.view(shape).amax({d - 3, d - 1}).to(torch::kCPU);
+  auto cells = pooled.narrow(-2, q_begin / s, n_rows).narrow(-1, k_begin / s, n_cols);
+  cells.copy_(torch::maximum(cells, cells_max));
+}
+
+void PooledMapSink::begin(int64_t batch, int64_t length) {
+  (void)batch;
+  length_ = length;
+  stride_ = pool_stride(length, cells_);
+  maps_.clear();
+}
+
+void PooledMapSink::block(const HookPoint& point, const MapBlock& block) {
+  const auto values = select_heads(block.values, heads_, point.layer);
+  const int64_t side = ceil_div(length_, stride_);
   auto& map = entry(maps_, point, [&] {
     return torch::full({values.size(0), values.size(1), side, side}, kNegInf, torch::kFloat32);
   });
-  auto cells = map.narrow(2, block.q_begin / s, n_rows).narrow(3, block.k_begin / s, n_cols);
-  cells.copy_(torch::maximum(cells, pooled));
+  max_pool_block(map, values, block.allowed, block.q_begin, block.k_begin, stride_);
 }
 
 std::vector<std::pair<HookPoint, at::Tensor>> PooledMapSink::maps() const {

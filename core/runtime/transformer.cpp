@@ -63,13 +63,8 @@ at::Tensor mlp(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h)
 }  // namespace
 
 at::Tensor allowed_keys(const ModelConfig& c, int64_t T, c10::Device device) {
-  const auto i = torch::arange(T, torch::dtype(torch::kLong).device(device)).unsqueeze(1);
-  const auto j = torch::arange(T, torch::dtype(torch::kLong).device(device)).unsqueeze(0);
-  auto allowed = c.causal ? (j <= i) : torch::ones({T, T}, torch::dtype(torch::kBool).device(device));
-  if (c.sliding_window > 0) allowed = allowed & ((i - j) < c.sliding_window);
-  return allowed;
+  return allowed_block(c, 0, T, 0, T, device);
 }
-
 
 Transformer::Transformer(ModelConfig config, ModelWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
@@ -241,6 +236,11 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
 }
 
 at::Tensor Transformer::qk_logits(int layer, const at::Tensor& x) const {
+  const auto [q, k] = qk_projections(layer, x);
+  return torch::matmul(q, k.transpose(-1, -2)) * config_.attention_scale();
+}
+
+std::pair<at::Tensor, at::Tensor> Transformer::qk_projections(int layer, const at::Tensor& x) const {
   const auto& c = config_;
   if (layer < 0 || layer >= c.n_layers)
     throw Error("layer " + std::to_string(layer) + " is out of range (the model has " +
@@ -253,7 +253,7 @@ at::Tensor Transformer::qk_logits(int layer, const at::Tensor& x) const {
   const auto q = at::linear(h, w.w_q, w.b_q).view({B, T, c.n_heads, c.d_head}).transpose(1, 2);
   auto k = at::linear(h, w.w_k, w.b_k).view({B, T, c.n_kv_heads, c.d_head}).transpose(1, 2);
   if (c.n_kv_heads != c.n_heads) k = k.repeat_interleave(c.n_heads / c.n_kv_heads, 1);
-  return torch::matmul(q, k.transpose(-1, -2)).to(torch::kFloat32) * c.attention_scale();
+  return {q.to(torch::kFloat32), k.to(torch::kFloat32)};
 }
 
 }  // namespace poslens

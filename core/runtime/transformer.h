@@ -79,6 +79,10 @@ class Transformer {
   /// the absolute-PE position-only map of SPEC.md §3 (seed 001 Fig. 4) before the softmax.
   /// Throws poslens::Error for a layer out of range or x of the wrong width.
   at::Tensor qk_logits(int layer, const at::Tensor& x) const;
+  /// The q and k of qk_logits, each float32 [batch, head, pos, d_head] on the model's device
+  /// with kv heads repeated, so that scale·q·kᵀ of any block of them is that block of
+  /// qk_logits. Throws as qk_logits.
+  std::pair<at::Tensor, at::Tensor> qk_projections(int layer, const at::Tensor& x) const;
 
  private:
   ModelConfig config_;

@@ -48,7 +48,7 @@ at::Tensor captured(const LoadedModel& model, const std::string& hook, HookKind 
 
 TEST(PositionMap, AlibiMatchesTheClosedForm) {
   const auto model = loaded(config_with(R"([{"type": "alibi"}])"), 1);
-  const auto r = position_map(model, kIds);
+  const auto r = position_map_whole(model, kIds);
   ASSERT_EQ(r.methods, (std::vector<std::string>{"additive", "additive"}));
   const int64_t T = 8;
   const auto i = torch::arange(T, torch::kFloat).unsqueeze(1);
@@ -69,7 +69,7 @@ TEST(PositionMap, AlibiMatchesTheClosedForm) {
 
 TEST(PositionMap, NopeIsUniformOverAllowedKeys) {
   const auto model = loaded(config_with("[]"), 2);
-  const auto r = position_map(model, kIds);
+  const auto r = position_map_whole(model, kIds);
   EXPECT_EQ(r.methods.front(), "uniform");
   const auto allowed = allowed_keys(model.model->config(), 8, torch::kCPU);
   EXPECT_TRUE(r.position_map[1][0].equal(allowed.to(torch::kFloat)));
@@ -80,7 +80,7 @@ TEST(PositionMap, RotaryMapsAreTheProbesCurveByDistance) {
   const auto model = loaded(config_with(R"([{"type": "rope", "rope_theta": 100}])"), 3);
   PositionMapOptions options;
   options.probe_samples = 0;
-  const auto r = position_map(model, kIds, options);
+  const auto r = position_map_whole(model, kIds, options);
   EXPECT_EQ(r.methods.front(), "rotary");
   ProbeOptions probe;
   probe.length = 8;
@@ -97,7 +97,7 @@ TEST(PositionMap, AbsoluteTermsSumToTheLayerZeroLogits) {
   for (const char* block : {R"("norm": "layernorm", "qkv_bias": true, )", "", R"("n_kv_heads": 1, )"}) {
     SCOPED_TRACE(block);
     const auto model = loaded(config_with(R"([{"type": "learned_absolute"}])", block), 4);
-    const auto r = position_map(model, kIds);
+    const auto r = position_map_whole(model, kIds);
     EXPECT_EQ(r.methods.front(), "absolute");
     ASSERT_TRUE(r.absolute.has_value());
     const auto& a = *r.absolute;
@@ -128,7 +128,7 @@ TEST(PositionMap, CopeCountingAveragesGatesPerKeyAndToken) {
 
 TEST(PositionMap, CopeModelsGetTheirTermAndCounting) {
   const auto model = loaded(config_with(R"([{"type": "cope", "npos_max": 8}])"), 5);
-  const auto r = position_map(model, kIds);
+  const auto r = position_map_whole(model, kIds);
   EXPECT_EQ(r.methods.front(), "cope");
   ASSERT_TRUE(r.cope.has_value());
   EXPECT_EQ(r.cope->token_ids.size(), 6u);  // 0 3 7 9 12 5
@@ -170,7 +170,7 @@ TEST(PositionMap, CopeGatesOnlyOnASeparatorPeakOnTheLastSegment) {
   model.model = std::make_unique<Transformer>(config, std::move(w));
 
   const std::vector<int64_t> ids = {0, 2, 1, 3, 4, 1, 2, 5, 3, 1, 4};
-  const auto r = position_map(model, ids);
+  const auto r = position_map_whole(model, ids);
   ASSERT_TRUE(r.cope.has_value());
   const auto map = r.position_map[0][0];
   int64_t last_separator = -1;
