@@ -24,6 +24,10 @@ struct HeatmapData {
   std::vector<float> values;            ///< row-major [rows, cols]; NaN marks masked cells
   int64_t source_rows = 0;              ///< positions before pooling (== rows when not pooled)
   int64_t source_cols = 0;
+  /// The source position of the first row / column: 0 for a whole map, the corner of a region
+  /// recomputed at full resolution when a view zooms in (HeatmapView::setDetail).
+  int64_t row_offset = 0;
+  int64_t col_offset = 0;
   std::vector<std::string> row_labels;  ///< one per source row (token text), may be empty
   std::vector<std::string> col_labels;  ///< one per source column, may be empty
   /// The token id and raw vocabulary piece ("Ġthe", "▁the", "<0x0A>") of each source position,

@@ -86,6 +86,10 @@ void HeatmapView::buildPlot() {
   map_ = new QCPColorMap(x, y);
   map_->setInterpolate(false);
   map_->setTightBoundary(false);
+  detail_map_ = new QCPColorMap(x, y);  // created after map_: drawn over it
+  detail_map_->setInterpolate(false);
+  detail_map_->setTightBoundary(false);
+  detail_map_->setVisible(false);
 
   scale_ = new QCPColorScale(plot_);
   scale_->setType(QCPAxis::atRight);
@@ -94,6 +98,7 @@ void HeatmapView::buildPlot() {
   scale_->setBarWidth(14);
   plot_->plotLayout()->addElement(0, 1, scale_);
   map_->setColorScale(scale_);  // the map now follows the scale's gradient and range
+  detail_map_->setColorScale(scale_);
   scale_->setGradient(sharedGradient());
 
   auto* group = new QCPMarginGroup(plot_);
@@ -125,6 +130,7 @@ void HeatmapView::showEmpty(const QString& text) {
   key_axis_->clear();
   query_axis_->clear();
   map_->data()->clear();
+  clearDetail();
   title_->setText(QString());
   setHoverCell(-1, -1);
   empty_label_->setText(text);
@@ -147,6 +153,7 @@ void HeatmapView::setHeatmap(const HeatmapData& data) {
                   .arg(data.cols));
     return;
   }
+  clearDetail();
   data_ = data;
   if (data_.source_rows < data_.rows) data_.source_rows = data_.rows;
   if (data_.source_cols < data_.cols) data_.source_cols = data_.cols;
@@ -178,6 +185,96 @@ void HeatmapView::setHeatmap(const HeatmapData& data) {
   stack_->setCurrentIndex(1);
   applyColorRange();
   resetView();
+}
+
+namespace {
+
+/// Fills `cells` with `data`'s values, centring cell i of each axis on [first, last]'s i-th
+/// step; a one-cell axis is stored as two copies a quarter cell either side (QCustomPlot draws
+/// nothing for an empty range).
+void fillCells(QCPColorMapData* cells, const HeatmapData& data, double x0, double x1, double y0,
+               double y1) {
+  const int rows = static_cast<int>(data.rows), cols = static_cast<int>(data.cols);
+  const int key_cells = cols == 1 ? 2 : cols;
+  const int value_cells = rows == 1 ? 2 : rows;
+  cells->setSize(key_cells, value_cells);
+  cells->setRange(cols == 1 ? QCPRange(x0 - 0.25 * (x1 - x0 + 1), x0 + 0.25 * (x1 - x0 + 1)) : QCPRange(x0, x1),
+                  rows == 1 ? QCPRange(y0 - 0.25 * (y1 - y0 + 1), y0 + 0.25 * (y1 - y0 + 1)) : QCPRange(y0, y1));
+  for (int r = 0; r < value_cells; ++r) {
+    const float* line = data.values.data() + static_cast<std::size_t>(std::min(r, rows - 1)) * cols;
+    for (int c = 0; c < key_cells; ++c) cells->setCell(c, r, static_cast<double>(line[std::min(c, cols - 1)]));
+  }
+}
+
+}  // namespace
+
+double HeatmapView::coordinateOf(double p, int64_t shown, int64_t source) {
+  if (source <= shown || shown <= 0) return p;
+  const double block = static_cast<double>((source + shown - 1) / shown);
+  return (p + 0.5) / block - 0.5;
+}
+
+void HeatmapView::setDetail(const HeatmapData& region) {
+  if (!has_data_ || region.rows < 1 || region.cols < 1 ||
+      region.values.size() < static_cast<std::size_t>(region.rows * region.cols))
+    return;
+  detail_ = region;
+  auto& d = *detail_;
+  if (d.source_rows < d.rows) d.source_rows = d.rows;
+  if (d.source_cols < d.cols) d.source_cols = d.cols;
+  // Centre of the region's first and last cells, in the overview's cell coordinates.
+  const double row_step = static_cast<double>(d.source_rows) / static_cast<double>(d.rows);
+  const double col_step = static_cast<double>(d.source_cols) / static_cast<double>(d.cols);
+  const auto centre = [](int64_t offset, double step, int64_t i) {
+    return static_cast<double>(offset) + (static_cast<double>(i) + 0.5) * step - 0.5;
+  };
+  fillCells(detail_map_->data(), d,
+            coordinateOf(centre(d.col_offset, col_step, 0), data_.cols, data_.source_cols),
+            coordinateOf(centre(d.col_offset, col_step, d.cols - 1), data_.cols, data_.source_cols),
+            coordinateOf(centre(d.row_offset, row_step, 0), data_.rows, data_.source_rows),
+            coordinateOf(centre(d.row_offset, row_step, d.rows - 1), data_.rows, data_.source_rows));
+  detail_map_->setVisible(true);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::clearDetail() {
+  detail_.reset();
+  hover_detail_.reset();
+  if (!detail_map_->visible()) return;
+  detail_map_->setVisible(false);
+  detail_map_->data()->clear();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+std::optional<HeatmapView::SourceRange> HeatmapView::visibleSource() const {
+  if (!has_data_) return std::nullopt;
+  const auto source_of = [](double coordinate, int64_t shown, int64_t source) {
+    const double block = source > shown && shown > 0 ? static_cast<double>((source + shown - 1) / shown) : 1.0;
+    return std::clamp<int64_t>(static_cast<int64_t>(std::floor((coordinate + 0.5) * block)), 0, source);
+  };
+  const auto x = plot_->xAxis->range(), y = plot_->yAxis->range();
+  SourceRange r{source_of(y.lower, data_.rows, data_.source_rows), source_of(y.upper, data_.rows, data_.source_rows),
+                source_of(x.lower, data_.cols, data_.source_cols), source_of(x.upper, data_.cols, data_.source_cols)};
+  if (r.q1 <= r.q0 || r.k1 <= r.k0) return std::nullopt;
+  return r;
+}
+
+std::optional<std::pair<int64_t, int64_t>> HeatmapView::detailCell(double x, double y) const {
+  if (!detail_) return std::nullopt;
+  const auto& d = *detail_;
+  // Back from overview coordinates to source positions, then to the region's cells.
+  const auto source = [](double coordinate, int64_t shown, int64_t total) {
+    const double block = total > shown && shown > 0 ? static_cast<double>((total + shown - 1) / shown) : 1.0;
+    return (coordinate + 0.5) * block;
+  };
+  const double q = source(y, data_.rows, data_.source_rows), k = source(x, data_.cols, data_.source_cols);
+  const auto cell = [](double p, int64_t offset, int64_t span, int64_t cells) -> int64_t {
+    return static_cast<int64_t>(std::floor((p - static_cast<double>(offset)) * static_cast<double>(cells) /
+                                           static_cast<double>(span)));
+  };
+  const int64_t r = cell(q, d.row_offset, d.source_rows, d.rows), c = cell(k, d.col_offset, d.source_cols, d.cols);
+  if (r < 0 || c < 0 || r >= d.rows || c >= d.cols) return std::nullopt;
+  return std::make_pair(r, c);
 }
 
 void HeatmapView::setColorRange(double lo, double hi) {
@@ -264,11 +361,17 @@ void HeatmapView::onMouseMove(QMouseEvent* event) {
     setHoverCell(-1, -1);
     return;
   }
-  const auto col = static_cast<int64_t>(std::floor(plot_->xAxis->pixelToCoord(p.x()) + 0.5));
-  const auto row = static_cast<int64_t>(std::floor(plot_->yAxis->pixelToCoord(p.y()) + 0.5));
+  const double x = plot_->xAxis->pixelToCoord(p.x()), y = plot_->yAxis->pixelToCoord(p.y());
+  const auto col = static_cast<int64_t>(std::floor(x + 0.5));
+  const auto row = static_cast<int64_t>(std::floor(y + 0.5));
   if (row < 0 || col < 0 || row >= data_.rows || col >= data_.cols) {
     setHoverCell(-1, -1);
     return;
+  }
+  const auto detail = detailCell(x, y);
+  if (detail != hover_detail_) {
+    hover_detail_ = detail;
+    hover_row_ = hover_col_ = -2;  // the read-out changes even within one overview cell
   }
   setHoverCell(static_cast<int>(row), static_cast<int>(col));
 }
@@ -278,6 +381,7 @@ void HeatmapView::setHoverCell(int row, int col) {
   hover_row_ = row;
   hover_col_ = col;
   if (row < 0 || col < 0) {
+    hover_detail_.reset();
     hover_label_->clear();
     return;
   }
@@ -286,6 +390,23 @@ void HeatmapView::setHoverCell(int row, int col) {
 }
 
 QString HeatmapView::describeCell(int row, int col) const {
+  if (hover_detail_ && detail_) {  // inside the region recomputed at full resolution
+    const auto& d = *detail_;
+    const auto [r, c] = *hover_detail_;
+    const auto position = [](int64_t i, int64_t cells, int64_t span, int64_t offset,
+                             const std::vector<std::string>& labels) {
+      const auto [first, last] = sourceBlock(i, cells, span);
+      if (first != last) return QStringLiteral("%1\u2013%2").arg(offset + first).arg(offset + last);
+      QString text = QString::number(offset + i);
+      if (i < static_cast<int64_t>(labels.size()))
+        text += QStringLiteral(" '%1'").arg(displayToken(labels[static_cast<std::size_t>(i)]));
+      return text;
+    };
+    return QStringLiteral("query %1 \u2192 key %2: %3")
+        .arg(position(r, d.rows, d.source_rows, d.row_offset, d.row_labels),
+             position(c, d.cols, d.source_cols, d.col_offset, d.col_labels),
+             formatValue(static_cast<double>(d.at(r, c))));
+  }
   auto position = [this](int64_t i, int64_t shown, int64_t source,
                          const std::vector<std::string>& labels) {
     const auto [first, last] = sourceBlock(i, shown, source);

@@ -51,6 +51,22 @@ class HeatmapView : public QWidget {
   /// Removes the map and shows the empty-state text ("Open a checkpoint and press Run").
   void clear();
 
+  /// Draws `region` — rows [row_offset, row_offset + source_rows) × keys [col_offset, ...) of
+  /// the shown map's source positions, at its own resolution (HeatmapData::row_offset) — over
+  /// the shown (pooled) map, so zooming into a long map shows its cells exactly; the hover
+  /// read-out inside the region reads the region. Ignored when nothing is shown. setHeatmap()
+  /// and clearDetail() remove it.
+  void setDetail(const HeatmapData& region);
+  void clearDetail();
+  /// The region drawn by setDetail(), if any.
+  const std::optional<HeatmapData>& detail() const { return detail_; }
+  /// The source positions the view shows now: [first query, last query] × [first key, last
+  /// key] (clamped to the map), e.g. to ask for that region at full resolution.
+  struct SourceRange {
+    int64_t q0, q1, k0, k1;  ///< rows [q0, q1), keys [k0, k1)
+  };
+  std::optional<SourceRange> visibleSource() const;
+
   /// True while a map is shown (after a valid setHeatmap(), until clear()).
   bool hasHeatmap() const;
 
@@ -141,6 +157,10 @@ class HeatmapView : public QWidget {
   void onMouseMove(QMouseEvent* event);
   void setHoverCell(int row, int col);
   QString describeCell(int row, int col) const;
+  /// The detail cell under overview coordinate (x, y), or nullopt outside the detail.
+  std::optional<std::pair<int64_t, int64_t>> detailCell(double x, double y) const;
+  /// Overview coordinate of source position `p` on an axis of `shown` cells over `source`.
+  static double coordinateOf(double p, int64_t shown, int64_t source);
 
   HeatmapData data_;
   bool has_data_ = false;
@@ -156,6 +176,9 @@ class HeatmapView : public QWidget {
   QLabel* hover_label_ = nullptr;
   QCustomPlot* plot_ = nullptr;
   QCPColorMap* map_ = nullptr;
+  QCPColorMap* detail_map_ = nullptr;  ///< setDetail()'s region, over map_
+  std::optional<HeatmapData> detail_;
+  std::optional<std::pair<int64_t, int64_t>> hover_detail_;  ///< detail cell under the mouse
   QCPColorScale* scale_ = nullptr;
   QCPTextElement* title_ = nullptr;
 };

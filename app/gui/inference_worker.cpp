@@ -1,42 +1,127 @@
 // LibTorch first: Qt's `slots` macro breaks torch headers if Qt comes first.
-#include <torch/torch.h>
+#include "app/gui/worker_context.h"
 
 #include "app/gui/inference_worker.h"
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
-#include "analysis/frequency_curves.h"
-#include "analysis/head_metrics.h"
-#include "analysis/heatmap_pooling.h"
-#include "analysis/position_map.h"
 #include "analysis/checkpoint_series.h"
-#include "analysis/probe_compare.h"
+#include "analysis/heatmap_pooling.h"
 #include "analysis/rope_probe.h"
-#include "analysis/text_decomposition.h"
-#include "core/runtime/checkpoint.h"
 #include "core/base/compute_setup.h"
 #include "core/base/error.h"
+#include "core/formats/hdf5_export.h"
+#include "core/runtime/hdf5_sink.h"
 #include "core/runtime/run.h"
+#include "core/runtime/sinks.h"
 #include "core/runtime/transformer.h"
 
 namespace poslens::gui {
 
-struct InferenceWorker::State {
-  std::unique_ptr<LoadedModel> model;
-  // Only the captures of the shown view (ARCHITECTURE.md: capture what the views show), so a
-  // 32-layer x 2048-token model keeps one [heads, pos, pos] tensor per layer, not every hook.
-  std::unique_ptr<RunResult> last_run;
-  QString last_view;
-  // The position maps of every head for one input (position jobs reuse them per head).
-  std::unique_ptr<PositionMapResult> positions;
-  RunInput positions_input;
-};
+std::vector<int64_t> input_ids(const LoadedModel& loaded, const RunInput& input) {
+  return input.as_token_ids
+             ? parse_token_ids(input.text.toStdString(), loaded.model->config().vocab_size)
+             : encode_text(loaded, input.text.toStdString());
+}
 
 namespace {
 
 constexpr int kThumbnailCells = 48;
+
+/// Keeps what every layer's attention is computed from (AttentionState::layers).
+class KeepAttentionInputs : public HookSink {
+ public:
+  explicit KeepAttentionInputs(std::vector<LayerAttentionInputs>& out, bool keep_values)
+      : out_(out), keep_values_(keep_values) {}
+  bool wants(const HookPoint&) const override { return false; }
+  bool wants_attention_inputs(int) const override { return true; }
+  void attention_inputs(const LayerAttentionInputs& in) override {
+    out_.push_back(in);
+    if (!keep_values_) out_.back().v = at::Tensor();  // maps need q and k only
+  }
+
+ private:
+  std::vector<LayerAttentionInputs>& out_;
+  bool keep_values_;
+};
+
+/// One forward pass over `ids` keeping the attention inputs (and whatever `extra` wants); the
+/// last position's logits [1, 1, vocab] into `last_logits` when given.
+AttentionState attention_state(const LoadedModel& loaded, const RunInput& input,
+                               std::vector<int64_t> ids, const ProgressFn& progress,
+                               HookSink* extra = nullptr, at::Tensor* last_logits = nullptr) {
+  AttentionState s;
+  s.input = input;
+  s.ids = std::move(ids);
+  s.labels = token_labels(loaded, s.ids);
+  s.pieces = token_pieces(loaded, s.ids);
+  KeepAttentionInputs keep(s.layers, loaded.model->position_encoding().scores_read_values());
+  std::vector<HookSink*> sinks{&keep};
+  if (extra) sinks.push_back(extra);
+  SinkFanout all(sinks);
+  c10::InferenceMode inference;
+  ForwardOptions options;
+  options.logits = last_logits ? LogitsReturned::Last : LogitsReturned::None;
+  const auto logits = loaded.model->forward(torch::tensor(s.ids, torch::kLong).unsqueeze(0), all,
+                                            progress, options);
+  if (last_logits) *last_logits = logits;
+  return s;
+}
+
+}  // namespace
+
+struct InferenceWorker::State {
+  std::unique_ptr<LoadedModel> model;
+  // The last run: what its attention is computed from (a head's map is recomputed from it)
+  // and the view its thumbnails show.
+  std::unique_ptr<AttentionState> run;
+  QString run_view;
+  // The attention state of the last other input an analysis asked for.
+  std::unique_ptr<AttentionState> other;
+  std::map<std::string, std::any> cache;  // per open model
+
+  void forget_model() {
+    run.reset();
+    other.reset();
+    cache.clear();
+  }
+};
+
+namespace {
+
+/// The WorkerContext of one job.
+class Context : public WorkerContext {
+ public:
+  Context(InferenceWorker::State& state, Progress progress, const JobTicket& job)
+      : state_(state), progress_(std::move(progress)), job_(job) {}
+  const LoadedModel& model() const override {
+    if (!state_.model) throw Error("open a checkpoint first");
+    return *state_.model;
+  }
+  const AttentionState& attention(const RunInput& input, const Progress& progress) override {
+    if (state_.run && state_.run->input == input) return *state_.run;
+    if (state_.other && state_.other->input == input) return *state_.other;
+    state_.other.reset();  // free the previous input's state first
+    state_.other = std::make_unique<AttentionState>(
+        attention_state(model(), input, input_ids(model(), input), progress.layers()));
+    return *state_.other;
+  }
+  const Progress& progress() const override { return progress_; }
+  bool cancelled() const override { return job_.cancelled(); }
+  std::any& cached(const std::string& key, const std::function<std::any()>& make) override {
+    auto it = state_.cache.find(key);
+    if (it == state_.cache.end()) it = state_.cache.emplace(key, make()).first;
+    return it->second;
+  }
+
+ private:
+  InferenceWorker::State& state_;
+  Progress progress_;
+  const JobTicket& job_;
+};
 
 /// Runs `body`, turning every exception into one failed() (or cancelled()) signal with a
 /// readable message: nothing thrown on the worker thread may reach Qt's event loop.
@@ -60,7 +145,15 @@ void guarded(InferenceWorker* worker, const JobTicket& job, const QString& title
   }
 }
 
-/// A per-head view: which capture it shows, how it is labelled and coloured.
+/// Progress of `job` as thousandths on the worker's progress() signal.
+Progress job_progress(InferenceWorker* worker, const JobTicket& job) {
+  return Progress([worker, &job](double done, const std::string&) {
+    emit worker->progress(job.generation, static_cast<int>(done * 1000), 1000);
+    return !job.cancelled();
+  });
+}
+
+/// A per-head view: which hook it shows, how it is labelled and coloured.
 struct HeadView {
   HookKind hook;
   const char* title;
@@ -80,61 +173,59 @@ HeadView head_view(const QString& suffix) {
   return {HookKind::Pattern, "attention pattern", "weight", HeatmapKind::Probability};
 }
 
-/// One head's [q, k] map as the views draw it: cells the head cannot see set to -inf (drawn as
-/// masked), max-pooled to `max_cells` per axis, token labels on both axes, a title.
-/// The tokens on a map's axes: ids, labels (token_labels) and raw pieces (token_pieces).
-struct AxisTokens {
-  const std::vector<int64_t>& ids;
-  const std::vector<std::string>& labels;
-  const std::vector<std::string>& pieces;
-};
+const at::Tensor& pick(const AttentionBlock& b, HookKind kind) {
+  switch (kind) {
+    case HookKind::AttnScores: return b.scores;
+    case HookKind::PosScores: return b.position;
+    case HookKind::CopeGates: return b.cope_gates;
+    case HookKind::CopePos: return b.cope_positions;
+    default: return b.pattern;
+  }
+}
 
-HeatmapData head_heatmap(const at::Tensor& cells, const at::Tensor& hidden, const AxisTokens& tokens,
-                         int layer, int head, int max_cells, HeatmapKind kind,
-                         const std::string& value_name, const std::string& what) {
-  auto map = pool_heatmap(cells.to(torch::kCPU).masked_fill(hidden, -INFINITY), max_cells,
-                          max_cells, Pooling::Max);
-  for (const auto& label : tokens.labels) map.row_labels.push_back(display_label(label));
-  map.col_labels = map.row_labels;
-  map.token_ids = tokens.ids;
-  map.token_pieces = tokens.pieces;
-  map.layer = layer;
-  map.head = head;
-  map.value_name = value_name;
-  map.kind = kind;
-  map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + what;
+/// Head (`r.layer`, `r.head`)'s map of `view` over rows [q0, q1) × keys [k0, k1), recomputed
+/// from `state` block by block and max-pooled to at most `r.cells` per side.
+HeatmapData head_map(const LoadedModel& loaded, const AttentionState& state, const HeadRequest& r,
+                     int64_t q0, int64_t q1, int64_t k0, int64_t k1, const JobTicket& job) {
+  const auto& cfg = loaded.model->config();
+  if (r.layer < 0 || r.layer >= cfg.n_layers || r.head < 0 || r.head >= cfg.n_heads)
+    throw Error("no layer " + std::to_string(r.layer) + ", head " + std::to_string(r.head));
+  const auto view = head_view(r.view);
+  const LayerAttention attention(cfg, loaded.model->position_encoding(),
+                                 state.layers[static_cast<size_t>(r.layer)], r.head, 1);
+  BlockRequest what;
+  what.scores = view.hook == HookKind::AttnScores;
+  what.pattern = view.hook == HookKind::Pattern;
+  what.position = view.hook == HookKind::PosScores;
+  what.cope = view.hook == HookKind::CopeGates || view.hook == HookKind::CopePos;
+  const int64_t stride = pool_stride(std::max(q1 - q0, k1 - k0), std::max(r.cells, 1));
+  auto pooled = torch::full({(q1 - q0 + stride - 1) / stride, (k1 - k0 + stride - 1) / stride},
+                            -std::numeric_limits<float>::infinity());
+  const int64_t rows = attention.block_rows({});
+  for (int64_t a = q0; a < q1; a += rows) {
+    if (job.cancelled()) throw Cancelled();  // the user has moved on to another head
+    const auto b = attention.rows(a, std::min(q1, a + rows), what);
+    const auto& values = pick(b, view.hook);
+    if (!values.defined())
+      throw Error("this model has no " + std::string(view.title) + " (" + r.view.toStdString() + ")");
+    const int64_t c0 = std::max(k0, b.k_begin), c1 = std::min(k1, b.k_end);
+    if (c0 >= c1) continue;
+    max_pool_block(pooled, values[0][0].narrow(1, c0 - b.k_begin, c1 - c0),
+                   b.allowed.narrow(1, c0 - b.k_begin, c1 - c0), a - q0, c0 - k0, stride);
+  }
+  auto map = heatmap_from_pooled(pooled.masked_fill(pooled.isneginf(), NAN), q1 - q0, k1 - k0);
+  map.row_offset = q0;
+  map.col_offset = k0;
+  for (int64_t i = q0; i < q1; ++i) map.row_labels.push_back(display_label(state.labels[static_cast<size_t>(i)]));
+  for (int64_t j = k0; j < k1; ++j) map.col_labels.push_back(display_label(state.labels[static_cast<size_t>(j)]));
+  map.token_ids = state.ids;
+  map.token_pieces = state.pieces;
+  map.layer = r.layer;
+  map.head = r.head;
+  map.value_name = view.value_name;
+  map.kind = view.kind;
+  map.title = "layer " + std::to_string(r.layer) + ", head " + std::to_string(r.head) + " — " + view.title;
   return map;
-}
-
-HeatmapData head_map(const RunResult& run, const ModelConfig& config, int layer, int head,
-                     int max_cells, const QString& view_name) {
-  const auto view = head_view(view_name);
-  const auto captured = run.captures.find({view.hook, layer});
-  if (!captured.defined())
-    throw Error("the last run has no " + std::string(view.title) + " for layer " +
-                std::to_string(layer));
-  if (head < 0 || head >= captured.size(1)) throw Error("no head " + std::to_string(head));
-  const auto hidden = allowed_keys(config, captured.size(2), torch::kCPU).logical_not();
-  return head_heatmap(captured[0][head], hidden, {run.ids, run.labels, run.pieces}, layer, head,
-                      max_cells, view.kind, view.value_name, view.title);
-}
-
-/// Per-head curves are sent when all of them hold at most this many values.
-constexpr int64_t kMaxCurveValues = 20'000'000;
-
-/// Every layer's probe curves: head means, and per head when small enough.
-FrequencySummary probe_summary(const ProbeResult& probe, const std::string& note) {
-  FrequencySummary s;
-  s.n_layers = static_cast<int>(probe.scores.size(0));
-  s.n_heads = static_cast<int>(probe.scores.size(1));
-  const int64_t values = probe.scores.size(0) * (probe.scores.size(1) + 1) *
-                         (probe.components.size(2) + 1) * probe.T;
-  s.per_head = values <= kMaxCurveValues;
-  s.curves.resize(static_cast<size_t>(s.n_layers * (s.n_heads + 1)));
-  for (int l = 0; l < s.n_layers; ++l)
-    for (int h = -1; h < (s.per_head ? s.n_heads : 0); ++h)
-      s.curves[static_cast<size_t>(l * (s.n_heads + 1) + h + 1)] = probe_curves(probe, l, h, note);
-  return s;
 }
 
 /// The run folder holding `path` when `path` is one of its step-NNNNNN checkpoints.
@@ -151,22 +242,13 @@ QString series_folder_of(const QString& path) {
   return {};
 }
 
-std::vector<int64_t> input_ids(const LoadedModel& loaded, const RunInput& input) {
-  return input.as_token_ids
-             ? parse_token_ids(input.text.toStdString(), loaded.model->config().vocab_size)
-             : encode_text(loaded, input.text.toStdString());
-}
-
 }  // namespace
 
 InferenceWorker::InferenceWorker(QObject* parent) : QObject(parent), state_(std::make_unique<State>()) {
   qRegisterMetaType<ModelSummary>();
   qRegisterMetaType<RunSummary>();
   qRegisterMetaType<HeatmapData>();
-  qRegisterMetaType<FrequencySummary>();
-  qRegisterMetaType<SeriesSummary>();
-  qRegisterMetaType<PositionView>();
-  qRegisterMetaType<HeadMetricsSummary>();
+  qRegisterMetaType<std::any>();
 }
 
 InferenceWorker::~InferenceWorker() = default;
@@ -204,8 +286,7 @@ void InferenceWorker::open(const JobTicket& job, const QString& path, const QStr
       if (point.layer == 0 && (point.kind == HookKind::PosScores || point.kind == HookKind::CopeGates ||
                                point.kind == HookKind::CopePos))
         summary.views << QString::fromStdString(point.name()).section('.', -1);
-    state_->last_run.reset();  // free the old captures before the old model goes
-    state_->positions.reset();
+    state_->forget_model();  // free what belongs to the old model before it goes
     state_->model = std::move(loaded);
     emit opened(job.generation, summary);
   });
@@ -216,48 +297,59 @@ void InferenceWorker::run(const JobTicket& job, const RunInput& input, const QSt
     if (!state_->model) throw Error("open a checkpoint first");
     const auto& loaded = *state_->model;
     const auto ids = input_ids(loaded, input);
-    const CaptureSpec spec({"blocks.*.attn." + view.toStdString()});
-    state_->last_run.reset();  // its captures are stale now; free them before the new run
+    state_->run.reset();  // its attention inputs are stale now; free them before the new run
+    const auto& cfg = loaded.model->config();
+    PooledMapSink thumbnails(CaptureSpec({"blocks.*.attn." + view.toStdString()}), kThumbnailCells);
     const auto start = std::chrono::steady_clock::now();
-    auto result = std::make_unique<RunResult>(run_model(
-        loaded, ids, spec, [this, &job](int done, int total) {
+    at::Tensor last;
+    auto state = std::make_unique<AttentionState>(attention_state(
+        loaded, input, ids,
+        [this, &job](int done, int total) {
           emit progress(job.generation, done, total);
           return !job.cancelled();
-        }));
+        },
+        &thumbnails, &last));
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     RunSummary summary;
     summary.view = view;
-    summary.n_layers = static_cast<int>(loaded.model->config().n_layers);
-    summary.n_heads = static_cast<int>(loaded.model->config().n_heads);
-    for (const auto& label : result->labels)
-      summary.tokens << QString::fromStdString(display_label(label));
-    for (int l = 0; l < summary.n_layers; ++l)
-      for (int h = 0; h < summary.n_heads; ++h)
-        summary.thumbnails.push_back(
-            head_map(*result, loaded.model->config(), l, h, kThumbnailCells, view));
-    const auto last = result->logits[0][static_cast<int64_t>(ids.size()) - 1];
-    const int64_t next = last.argmax().item<int64_t>();
+    summary.n_layers = static_cast<int>(cfg.n_layers);
+    summary.n_heads = static_cast<int>(cfg.n_heads);
+    for (const auto& label : state->labels) summary.tokens << QString::fromStdString(display_label(label));
+    const int64_t T = static_cast<int64_t>(ids.size());
+    for (const auto& [point, map] : thumbnails.maps())
+      for (int64_t h = 0; h < map.size(1); ++h) {
+        auto d = heatmap_from_pooled(map[0][h], T, T);
+        d.layer = point.layer;
+        d.head = static_cast<int>(h);
+        d.kind = head_view(view).kind;
+        summary.thumbnails.push_back(std::move(d));
+      }
+    const auto p = torch::softmax(last[0][0].to(torch::kCPU), -1);
+    const int64_t next = p.argmax().item<int64_t>();
     summary.message = tr("%1 tokens, forward pass %2 s; next token: \"%3\" (p=%4)")
                           .arg(ids.size())
                           .arg(seconds, 0, 'f', 3)
                           .arg(QString::fromStdString(display_label(token_labels(loaded, {next})[0])))
-                          .arg(torch::softmax(last, -1)[next].item<double>(), 0, 'f', 3);
-    result->logits = at::Tensor();  // the summary has what the views need
-    state_->last_run = std::move(result);
-    state_->last_view = view;
+                          .arg(p[next].item<double>(), 0, 'f', 3);
+    state_->run = std::move(state);
+    state_->run_view = view;
     if (job.cancelled()) throw Cancelled();
     emit runFinished(job.generation, summary);
   });
 }
 
-void InferenceWorker::head(const JobTicket& job, int layer, int head, int max_cells,
-                           const QString& view) {
+void InferenceWorker::head(const JobTicket& job, const HeadRequest& request) {
   guarded(this, job, tr("Cannot show head"), [&] {
-    if (!state_->last_run) throw Error("run the model first");
-    auto map = head_map(*state_->last_run, state_->model->model->config(), layer, head,
-                        max_cells, view);
+    if (!state_->run) throw Error("run the model first");
+    const auto& s = *state_->run;
+    const int64_t T = static_cast<int64_t>(s.ids.size());
+    const int64_t q0 = request.region ? std::clamp<int64_t>(request.q0, 0, T - 1) : 0;
+    const int64_t q1 = request.region ? std::clamp<int64_t>(request.q1, q0 + 1, T) : T;
+    const int64_t k0 = request.region ? std::clamp<int64_t>(request.k0, 0, T - 1) : 0;
+    const int64_t k1 = request.region ? std::clamp<int64_t>(request.k1, k0 + 1, T) : T;
+    auto map = head_map(*state_->model, s, request, q0, q1, k0, k1, job);
     if (job.cancelled()) throw Cancelled();  // the user has moved on to another head
     emit headReady(job.generation, map);
   });
@@ -272,202 +364,35 @@ void InferenceWorker::exportCaptures(const JobTicket& job, const QString& path,
       patterns.push_back(p.trimmed().toStdString());
     if (patterns.empty()) throw Error("choose which hooks to capture for export");
     const auto& loaded = *state_->model;
-    // A fresh run with the export's capture spec: runs keep only what the views show.
-    const auto result = run_model(loaded, input_ids(loaded, input), CaptureSpec(patterns),
-                                  [this, &job](int done, int total) {
-                                    emit progress(job.generation, done, total);
-                                    return !job.cancelled();
-                                  });
-    export_run(path.toStdString(), loaded, result);
+    const CaptureSpec spec(patterns);
+    spec.check_matches_any(loaded.model->hook_points());
+    const auto ids = input_ids(loaded, input);
+    // A fresh run streaming the chosen hooks to the file: nothing kept in memory.
+    Hdf5Writer file(path.toStdString(), export_metadata(loaded));
+    Hdf5CaptureSink sink(file, spec);
+    {
+      c10::InferenceMode inference;
+      ForwardOptions options;
+      options.logits = LogitsReturned::None;
+      loaded.model->forward(torch::tensor(ids, torch::kLong).unsqueeze(0), sink,
+                            [this, &job](int done, int total) {
+                              emit progress(job.generation, done, total);
+                              return !job.cancelled();
+                            },
+                            options);
+    }
+    file.tokens(torch::tensor(ids, torch::kLong).unsqueeze(0), token_labels(loaded, ids));
+    file.commit();
     emit exported(job.generation, path);
   });
 }
 
-void InferenceWorker::probe(const JobTicket& job, const ProbeRequest& request) {
-  guarded(this, job, tr("Probe failed"), [&] {
-    if (!state_->model) throw Error("open a checkpoint first");
-    const auto& loaded = *state_->model;
-    ProbeOptions options;
-    options.length = request.length;
-    options.samples = request.samples;
-    options.seed = request.seed;
-    const bool overlay = request.extrapolate_to > request.length;
-    const int64_t total = (overlay ? 2 : 1);
-    int64_t pass = 0;
-    const auto report = [&](int64_t done, int64_t n) {
-      emit progress(job.generation, static_cast<int>(pass * n + done), static_cast<int>(total * n));
-      return !job.cancelled();
-    };
-    const auto start = std::chrono::steady_clock::now();
-    const auto result = run_probe(loaded, options, report);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::string name = std::filesystem::path(loaded.path).filename().string();
-    auto summary = probe_summary(result, name);
-    if (overlay) {
-      ++pass;
-      options.length = request.extrapolate_to;
-      options.tokens = result.tokens;
-      summary.overlay = probe_summary(run_probe(loaded, options, report), name).curves;
-    }
-    summary.note = tr("probe T=%1%2, %3 tokens, %4 s")
-                       .arg(request.length)
-                       .arg(overlay ? tr(" and T=%1").arg(request.extrapolate_to) : QString())
-                       .arg(result.n_samples)
-                       .arg(seconds, 0, 'f', 2);
+void InferenceWorker::execute(const JobTicket& job, const Work& work) {
+  guarded(this, job, tr("Analysis failed"), [&] {
+    Context context(*state_, job_progress(this, job), job);
+    auto value = work(context);
     if (job.cancelled()) throw Cancelled();
-    emit probeReady(job.generation, summary);
-  });
-}
-
-void InferenceWorker::decomposeInput(const JobTicket& job, const RunInput& input, int layer) {
-  guarded(this, job, tr("Decomposition failed"), [&] {
-    if (!state_->model) throw Error("open a checkpoint first");
-    const auto& loaded = *state_->model;
-    const auto ids = input_ids(loaded, input);
-    const auto start = std::chrono::steady_clock::now();
-    const auto d = decompose_text(loaded, ids, layer);
-    FrequencySummary summary;
-    summary.n_layers = static_cast<int>(loaded.model->config().n_layers);
-    summary.n_heads = static_cast<int>(loaded.model->config().n_heads);
-    summary.per_head = true;
-    summary.from_input = true;
-    summary.curves.resize(static_cast<size_t>(summary.n_layers * (summary.n_heads + 1)));
-    for (int h = -1; h < summary.n_heads; ++h)
-      summary.curves[static_cast<size_t>(layer * (summary.n_heads + 1) + h + 1)] =
-          text_curves(d, h, std::filesystem::path(loaded.path).filename().string());
-    for (auto& c : summary.curves)
-      for (auto& label : c.key_labels) label = display_label(label);
-    summary.note = tr("%1 tokens, decomposed in %2 s")
-                       .arg(ids.size())
-                       .arg(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                            0, 'f', 2);
-    if (job.cancelled()) throw Cancelled();
-    emit probeReady(job.generation, summary);
-  });
-}
-
-void InferenceWorker::positions(const JobTicket& job, const RunInput& input, int layer, int head,
-                                int max_cells) {
-  guarded(this, job, tr("Position map failed"), [&] {
-    if (!state_->model) throw Error("open a checkpoint first");
-    const auto& loaded = *state_->model;
-    if (!state_->positions || !(state_->positions_input == input)) {
-      state_->positions.reset();
-      auto result = position_map_whole(loaded, input_ids(loaded, input), {},
-                                       Progress([&](double done, const std::string&) {
-                                         emit progress(job.generation, static_cast<int>(done * 1000), 1000);
-                                         return !job.cancelled();
-                                       }));
-      state_->positions = std::make_unique<PositionMapResult>(std::move(result));
-      state_->positions_input = input;
-    }
-    const auto& r = *state_->positions;
-    if (layer < 0 || layer >= r.position_map.size(0) || head < 0 || head >= r.position_map.size(1))
-      throw Error("no layer " + std::to_string(layer) + ", head " + std::to_string(head));
-    const auto hidden =
-        allowed_keys(loaded.model->config(), r.position_map.size(2), torch::kCPU).logical_not();
-    const auto pieces = token_pieces(loaded, r.ids);
-    const AxisTokens tokens{r.ids, r.labels, pieces};
-    const auto map_of = [&](const at::Tensor& all, const std::string& what) {
-      return head_heatmap(all[layer][head], hidden, tokens, layer, head, max_cells,
-                          HeatmapKind::Probability, "weight / row max", what);
-    };
-    PositionView view;
-    view.layer = layer;
-    view.head = head;
-    view.pattern = map_of(r.pattern, "attention pattern");
-    view.method = QString::fromStdString(r.methods[static_cast<size_t>(layer)]);
-    view.position = map_of(r.position_map, "position only (" + r.methods[static_cast<size_t>(layer)] + ")");
-    view.explanation = QString::fromStdString(r.explanation);
-    if (r.absolute && layer == 0) {
-      const auto& a = *r.absolute;
-      for (const auto& [name, t] : {std::pair{"token–token", a.token_token},
-                                    {"token–position", a.token_position},
-                                    {"position–token", a.position_token},
-                                    {"position–position", a.position_position},
-                                    {"bias terms", a.bias}}) {
-        view.absolute_terms.push_back(head_heatmap(t[head], hidden, tokens, layer, head,
-                                                   max_cells, HeatmapKind::Signed, "logit term",
-                                                   std::string(name) + " term"));
-      }
-    }
-    if (r.cope) {
-      const auto gates = r.cope->mean_gate_per_token[layer][head];
-      const auto order = gates.argsort(0, /*descending=*/true);
-      for (int64_t i = 0; i < order.size(0); ++i) {
-        const int64_t t = order[i].item<int64_t>();
-        const int64_t id = r.cope->token_ids[static_cast<size_t>(t)];
-        CountedToken c;
-        c.token = QString::fromStdString(display_label(token_labels(loaded, {id})[0]));
-        c.id = static_cast<int>(id);
-        c.mean_gate = gates[t].item<float>();
-        c.count = static_cast<int>(r.cope->token_counts[static_cast<size_t>(t)]);
-        if (i < 12)
-          view.counted << QStringLiteral("%1   %2   ×%3").arg(c.token).arg(c.mean_gate, 0, 'f', 2).arg(c.count);
-        view.counted_tokens.push_back(c);
-      }
-    }
-    if (job.cancelled()) throw Cancelled();
-    emit positionsReady(job.generation, view);
-  });
-}
-
-void InferenceWorker::headMetrics(const JobTicket& job, const RunInput& input) {
-  guarded(this, job, tr("Head metrics failed"), [&] {
-    if (!state_->model) throw Error("open a checkpoint first");
-    const auto& loaded = *state_->model;
-    const auto m = compute_head_metrics(
-        loaded, input_ids(loaded, input), Progress([&](double done, const std::string&) {
-          emit progress(job.generation, static_cast<int>(done * 1000), 1000);
-          return !job.cancelled();
-        }));
-    HeadMetricsSummary summary;
-    summary.n_layers = static_cast<int>(m.values.size(0));
-    summary.n_heads = static_cast<int>(m.values.size(1));
-    for (const auto& name : head_metric_names()) summary.names << QString::fromStdString(name);
-    const auto v = m.values.contiguous();
-    summary.values.assign(v.data_ptr<double>(), v.data_ptr<double>() + v.numel());
-    if (job.cancelled()) throw Cancelled();
-    emit metricsReady(job.generation, summary);
-  });
-}
-
-void InferenceWorker::compareSeries(const JobTicket& job, const QString& folder,
-                                    const ProbeRequest& request) {
-  guarded(this, job, tr("Comparison failed"), [&] {
-    if (!state_->model) throw Error("open a checkpoint first");
-    ProbeOptions options;
-    options.length = request.length;
-    options.samples = request.samples;
-    options.seed = request.seed;
-    LoadOptions load;
-    load.device = state_->model->model->device().str();
-    const auto paths = series_checkpoints(folder.toStdString());
-    const auto start = std::chrono::steady_clock::now();
-    const auto result = compare_checkpoints(paths, load, options, [&](int64_t done, int64_t n) {
-      emit progress(job.generation, static_cast<int>(done), static_cast<int>(n));
-      return !job.cancelled();
-    });
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    SeriesSummary summary;
-    summary.folder = folder;
-    for (int l = 0; l < static_cast<int>(result.vaf.size(1)); ++l) {
-      summary.per_layer.push_back(compare_series(result, l));
-      summary.checkpoint_curves.emplace_back();
-      for (size_t i = 0; i < result.probes.size(); ++i)
-        summary.checkpoint_curves.back().push_back(probe_curves(result.probes[i], l, -1, paths[i]));
-    }
-    summary.last = probe_summary(
-        result.probes.back(), std::filesystem::path(paths.back()).filename().string());
-    summary.last.note = tr("%1 checkpoints, probe T=%2, %3 tokens each, %4 s")
-                            .arg(paths.size())
-                            .arg(request.length)
-                            .arg(result.probes.back().n_samples)
-                            .arg(seconds, 0, 'f', 1);
-    if (job.cancelled()) throw Cancelled();
-    emit seriesReady(job.generation, summary);
+    emit result(job.generation, value);
   });
 }
 

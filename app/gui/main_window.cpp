@@ -18,7 +18,9 @@
 #include <numeric>
 
 #include "analysis/checkpoint_series.h"
+#include "app/gui/panels/frequencies_panel.h"
 #include "app/gui/panels/panel_list.h"
+#include "app/gui/panels/position_map_panel.h"
 #include "core/base/error.h"
 #include "widgets/figure_export.h"
 
@@ -167,20 +169,20 @@ void MainWindow::connectSession() {
       session_->run();
     }
     if (probe_when_loaded_ != ProbeOnLoad::None) {
-      // The Frequencies panel shows whatever the session's probe brings back.
-      ProbeRequest request;
-      request.length = model.train_length >= 2 && model.train_length <= 4096 ? model.train_length : 128;
-      if (probe_when_loaded_ == ProbeOnLoad::Series && !model.series_folder.isEmpty())
-        session_->compareSeries(model.series_folder, request);
-      else
-        session_->runProbe(request);
+      // The Frequencies panel has already taken the model's training length as T.
+      if (auto* frequencies = panel<FrequenciesPanel>()) {
+        if (probe_when_loaded_ == ProbeOnLoad::Series && !model.series_folder.isEmpty())
+          frequencies->compareSeries(model.series_folder);
+        else
+          frequencies->runProbe();
+      }
       probe_when_loaded_ = ProbeOnLoad::None;
     }
     if (positions_when_loaded_) {
       const auto [layer, head] = *positions_when_loaded_;
       positions_when_loaded_.reset();
       session_->selectHead(layer, head);
-      session_->showPositions(layer, head);
+      if (auto* positions = panel<PositionMapPanel>()) positions->compute();
       if (auto* dock = findChild<QDockWidget*>(QStringLiteral("position_map"))) dock->raise();
     }
   });

@@ -49,6 +49,13 @@ class MainWindow : public QMainWindow {
   Session* session() const { return session_.get(); }
   /// The panels, in createPanels() order (tests find their widgets through these).
   const std::vector<std::unique_ptr<Panel>>& panels() const { return panels_; }
+  /// The panel of type P, or null.
+  template <class P>
+  P* panel() const {
+    for (const auto& p : panels_)
+      if (auto* found = qobject_cast<P*>(p.get())) return found;
+    return nullptr;
+  }
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;

@@ -8,7 +8,6 @@ namespace poslens::gui {
 
 Session::Session(QObject* parent) : QObject(parent) {
   qRegisterMetaType<RunInput>();
-  qRegisterMetaType<ProbeRequest>();
   worker_ = new InferenceWorker;
   worker_->moveToThread(&thread_);
   connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
@@ -59,27 +58,21 @@ void Session::connectWorker() {
     selectHead(keep ? selected_.first : 0, keep ? selected_.second : 0);
   });
   connect(worker_, &InferenceWorker::headReady, this, [this](quint64 g, const HeatmapData& map) {
-    if (current(g)) emit headReady(map);
+    if (!current(g)) return;
+    if (running_->tag == "region")
+      emit regionReady(map);
+    else
+      emit headReady(map);
   });
   connect(worker_, &InferenceWorker::exported, this, [this](quint64 g, const QString& path) {
     if (current(g)) emit exported(path);
   });
-  connect(worker_, &InferenceWorker::probeReady, this,
-          [this](quint64 g, const FrequencySummary& s) {
-            if (current(g)) emit probeReady(s);
-          });
-  connect(worker_, &InferenceWorker::positionsReady, this,
-          [this](quint64 g, const PositionView& v) {
-            if (current(g)) emit positionsReady(v);
-          });
-  connect(worker_, &InferenceWorker::metricsReady, this,
-          [this](quint64 g, const HeadMetricsSummary& m) {
-            if (current(g)) emit metricsReady(m);
-          });
-  connect(worker_, &InferenceWorker::seriesReady, this,
-          [this](quint64 g, const SeriesSummary& s) {
-            if (current(g)) emit seriesReady(s);
-          });
+  connect(worker_, &InferenceWorker::result, this, [this](quint64 g, const std::any& value) {
+    if (!current(g) || !running_->on_result) return;
+    const QString tag = running_->tag;
+    running_->on_result(value);
+    emit jobFinished(tag);
+  });
   // InferenceWorker::cancelled needs no handler: cancel() already told the views, and a job
   // cancelled because a newer one replaced it is not news.
 }
@@ -91,8 +84,9 @@ void Session::setLoadOptions(const QString& device, const QString& dtype) {
 
 void Session::open(const QString& path) {
   // Work queued for the old model is meaningless for the new one.
-  for (const char* tag : {"run", "head", "export", "probe", "compare", "positions", "metrics"})
-    supersede(QString::fromLatin1(tag));
+  for (auto& job : queue_) job.ticket.cancel->store(true);
+  queue_.clear();
+  if (running_) running_->ticket.cancel->store(true);
   Job job;
   job.tag = QStringLiteral("open");
   job.busy_text = tr("Loading %1…").arg(QFileInfo(path).fileName());
@@ -120,6 +114,7 @@ void Session::run() {
     return;
   }
   supersede(QStringLiteral("head"));  // heads of the previous run
+  supersede(QStringLiteral("region"));
   Job job;
   job.tag = QStringLiteral("run");
   job.busy_text = tr("Running…");
@@ -143,12 +138,30 @@ void Session::selectHead(int layer, int head) {
     emit headSelected(layer, head);
   }
   if (!last_run_ || layer < 0 || head < 0) return;
+  supersede(QStringLiteral("region"));  // of the previous head
   Job job;
   job.tag = QStringLiteral("head");
-  const QString view = last_run_->view;
-  job.body = [layer, head, view](InferenceWorker& w, const JobTicket& t) {
-    w.head(t, layer, head, kHeadMapCells, view);
-  };
+  HeadRequest request;
+  request.layer = layer;
+  request.head = head;
+  request.view = last_run_->view;
+  request.cells = kHeadMapCells;
+  job.body = [request](InferenceWorker& w, const JobTicket& t) { w.head(t, request); };
+  enqueue(std::move(job));
+}
+
+void Session::requestRegion(int layer, int head, qint64 q0, qint64 q1, qint64 k0, qint64 k1) {
+  if (!last_run_ || layer < 0 || head < 0) return;
+  Job job;
+  job.tag = QStringLiteral("region");
+  HeadRequest request;
+  request.layer = layer;
+  request.head = head;
+  request.view = last_run_->view;
+  request.cells = kHeadMapCells;
+  request.region = true;
+  request.q0 = q0, request.q1 = q1, request.k0 = k0, request.k1 = k1;
+  job.body = [request](InferenceWorker& w, const JobTicket& t) { w.head(t, request); };
   enqueue(std::move(job));
 }
 
@@ -176,80 +189,26 @@ void Session::exportCaptures(const QString& path) {
   enqueue(std::move(job));
 }
 
-void Session::runProbe(const ProbeRequest& request) {
+bool Session::ready(const QString& title, bool needs_input) {
   const bool opening = (running_ && running_->tag == "open") || queued("open");
   if (!model_ && !opening) {
-    emit failed(tr("Nothing to probe"), tr("Open a checkpoint first (File ▸ Open)."));
-    return;
-  }
-  if (request.length < 2) {
-    emit failed(tr("Cannot probe"), tr("The probe needs T of at least 2 tokens."));
-    return;
-  }
-  Job job;
-  job.tag = QStringLiteral("probe");
-  job.busy_text = tr("Probing T=%1…").arg(request.length);
-  job.body = [request](InferenceWorker& w, const JobTicket& t) { w.probe(t, request); };
-  enqueue(std::move(job));
-}
-
-bool Session::readyForInputJob(const QString& title) {
-  if (!model_) {
     emit failed(title, tr("Open a checkpoint first (File ▸ Open)."));
     return false;
   }
-  if (input_.text.trimmed().isEmpty()) {
+  if (needs_input && input_.text.trimmed().isEmpty()) {
     emit failed(title, tr("The input is empty: type some text or token ids."));
     return false;
   }
   return true;
 }
 
-void Session::decomposeInput(int layer) {
-  if (!readyForInputJob(tr("Nothing to decompose"))) return;
+void Session::submit(const QString& tag, const QString& busy_text, Work work,
+                     std::function<void(const std::any&)> on_result) {
   Job job;
-  job.tag = QStringLiteral("probe");
-  job.busy_text = tr("Decomposing layer %1…").arg(layer);
-  const RunInput input = input_;
-  job.body = [input, layer](InferenceWorker& w, const JobTicket& t) {
-    w.decomposeInput(t, input, layer);
-  };
-  enqueue(std::move(job));
-}
-
-void Session::showPositions(int layer, int head) {
-  if (!readyForInputJob(tr("Nothing to map"))) return;
-  Job job;
-  job.tag = QStringLiteral("positions");
-  job.busy_text = tr("Position-only maps…");
-  const RunInput input = input_;
-  job.body = [input, layer, head](InferenceWorker& w, const JobTicket& t) {
-    w.positions(t, input, layer, head, kHeadMapCells);
-  };
-  enqueue(std::move(job));
-}
-
-void Session::computeHeadMetrics() {
-  if (!readyForInputJob(tr("No head metrics"))) return;
-  Job job;
-  job.tag = QStringLiteral("metrics");
-  job.busy_text = tr("Head metrics…");
-  const RunInput input = input_;
-  job.body = [input](InferenceWorker& w, const JobTicket& t) { w.headMetrics(t, input); };
-  enqueue(std::move(job));
-}
-
-void Session::compareSeries(const QString& folder, const ProbeRequest& request) {
-  if (!model_) {
-    emit failed(tr("Nothing to compare"), tr("Open a checkpoint first (File ▸ Open)."));
-    return;
-  }
-  Job job;
-  job.tag = QStringLiteral("compare");
-  job.busy_text = tr("Comparing the checkpoints of %1…").arg(QFileInfo(folder).fileName());
-  job.body = [folder, request](InferenceWorker& w, const JobTicket& t) {
-    w.compareSeries(t, folder, request);
-  };
+  job.tag = tag;
+  job.busy_text = busy_text;
+  job.on_result = std::move(on_result);
+  job.body = [work = std::move(work)](InferenceWorker& w, const JobTicket& t) { w.execute(t, work); };
   enqueue(std::move(job));
 }
 

@@ -4,7 +4,8 @@
 // InferenceWorker thread and the one job queue to it; panels read its state and call its
 // requests, and listen to its signals.
 //
-// The queue: every job has a tag ("open", "run", "head", "export"). A newer job replaces a
+// The queue: every job has a tag ("open", "run", "head", "export", or a panel's analysis:
+// "probe", "positions", ...). A newer job replaces a
 // still-queued job of the same tag; a running job of that tag is cancelled (the worker checks
 // the cancel flag per layer). Jobs go to the worker one at a time, and every result, progress,
 // failure and cancellation the worker sends carries its job's generation: the Session passes
@@ -14,17 +15,18 @@
 #include <QPointer>
 #include <QThread>
 
+#include <any>
 #include <deque>
 #include <functional>
 #include <optional>
 
 #include "app/gui/frequency_types.h"
+#include "app/gui/inference_worker.h"
+#include "app/gui/jobs/jobs.h"
 #include "app/gui/position_types.h"
 #include "app/gui/run_types.h"
 
 namespace poslens::gui {
-
-class InferenceWorker;
 
 class Session : public QObject {
   Q_OBJECT
@@ -62,22 +64,19 @@ class Session : public QObject {
   /// Re-runs the input of the newest run (finished, running or queued) with
   /// exportCaptureSpec() and writes HDF5 to `path`. Refused with failed() when there is none.
   void exportCaptures(const QString& path);
-  /// Runs the U-shape probe on the open model (tag "probe"; a newer request replaces it).
-  /// Refused with failed() when no model is open or T < 2.
-  void runProbe(const ProbeRequest& request);
-  /// Decomposes layer `layer`'s scores on input() per rotary component (tag "probe": it
-  /// replaces a probe, and its result comes as probeReady() with from_input set). Refused
-  /// with failed() when no model is open or the input is empty.
-  void decomposeInput(int layer);
-  /// Head (layer, head)'s pattern and position-only map on input() (tag "positions"; the
-  /// worker keeps every head's maps for the same input). Refused with failed() when no model
-  /// is open or the input is empty.
-  void showPositions(int layer, int head);
-  /// The head overview metrics of input() (tag "metrics"). Refused with failed() when no
-  /// model is open or the input is empty.
-  void computeHeadMetrics();
-  /// The probe over the step-* checkpoints of `folder` (tag "compare").
-  void compareSeries(const QString& folder, const ProbeRequest& request);
+  /// Runs `work` (an analysis, jobs/jobs.h) on the worker as a job of `tag`: a newer job of
+  /// the same tag replaces it, Cancel stops it, and `on_result` gets its value on the GUI
+  /// thread unless it was superseded, cancelled or failed (failed() then). A non-empty
+  /// `busy_text` marks the session busy meanwhile (status bar, progress).
+  void submit(const QString& tag, const QString& busy_text, Work work,
+              std::function<void(const std::any&)> on_result);
+  /// True when a model is open and, with `needs_input`, the input is not empty; otherwise
+  /// emits failed(`title`, why) and returns false. Panels check before submit().
+  bool ready(const QString& title, bool needs_input);
+  /// A region of the selected head's map at full resolution (tag "region"; the view zoomed in):
+  /// rows [q0, q1) × keys [k0, k1) of the last run, pooled only when larger than kHeadMapCells.
+  /// Emits regionReady().
+  void requestRegion(int layer, int head, qint64 q0, qint64 q1, qint64 k0, qint64 k1);
   /// Cancels every queued job and the running one; each emits cancelled() once.
   void cancel();
 
@@ -92,8 +91,8 @@ class Session : public QObject {
   QString view() const { return view_; }
   std::pair<int, int> selectedHead() const { return selected_; }
   QString exportCaptureSpec() const { return export_captures_; }
-  /// True while an open, run, export, probe or compare job is queued or running (head maps
-  /// do not count).
+  /// True while a job with a busy text (open, run, export, analyses) is queued or running
+  /// (head maps and regions do not count).
   bool isBusy() const;
   /// The worker object (on its own thread); for tests that watch its raw signals.
   InferenceWorker* worker() const { return worker_; }
@@ -115,11 +114,11 @@ class Session : public QObject {
   void runCleared();
   void headSelected(int layer, int head);
   void headReady(const poslens::HeatmapData& heatmap);
+  /// A region requested with requestRegion() (HeatmapData::row_offset/col_offset set).
+  void regionReady(const poslens::HeatmapData& heatmap);
   void exported(const QString& path);
-  void probeReady(const poslens::gui::FrequencySummary& summary);
-  void seriesReady(const poslens::gui::SeriesSummary& summary);
-  void positionsReady(const poslens::gui::PositionView& view);
-  void metricsReady(const poslens::gui::HeadMetricsSummary& metrics);
+  /// A submitted job of `tag` delivered its result (after its callback ran).
+  void jobFinished(const QString& tag);
   /// A job of `tag` ended because of cancel() (not because a newer job replaced it).
   void cancelled(const QString& tag);
   void failed(const QString& title, const QString& message);
@@ -131,12 +130,10 @@ class Session : public QObject {
     QString busy_text;  ///< empty for jobs that do not make the session busy
     RunInput input;     ///< what a "run" job reads (becomes the export's input when it ends)
     std::function<void(InferenceWorker&, const JobTicket&)> body;
+    std::function<void(const std::any&)> on_result;  ///< submitted jobs
   };
 
   void enqueue(Job job);
-  /// True when a model is open and the input is not empty; otherwise emits failed(`title`,
-  /// why) and returns false (jobs on the input: decomposition, position maps, metrics).
-  bool readyForInputJob(const QString& title);
   /// Drops queued jobs of `tag` and cancels a running one, silently (they were superseded).
   void supersede(const QString& tag);
   void dispatchNext();

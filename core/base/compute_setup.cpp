@@ -22,9 +22,11 @@ int openblas_parallel_mode() {
 }  // namespace
 
 std::string set_up_compute() {
-  // Blocks below 1 GB come from the heap, and freed heap memory is kept for the next block.
+  // Blocks below 1 GB come from the heap, and freed heap memory is kept for the next block. One
+  // arena: a thread's own arena (the GUI worker's) maps its large blocks anew each time.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_ARENA_MAX, 1);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int mode = openblas_parallel_mode();
   const int threads = mode == 1 ? 1 : cores;

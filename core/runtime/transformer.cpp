@@ -141,9 +141,7 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
                                       blocking.key_chunk ? blocking.key_chunk : defaults.key_chunk};
   sink.begin(B, T);
 
-  auto x = weights_.tok_embed.index_select(0, ids.flatten()).view({B, T, c.d_model});
-  // The scale is rounded to the compute dtype first, as HF Gemma's `normalizer` tensor is.
-  if (c.embed_scale != 1.0) x = x * torch::scalar_tensor(c.embed_scale, x.options());
+  auto x = embed(ids);
   emit(HookKind::Embed, -1, x);
   if (pe.has_input_term()) {
     const auto input = pe.input_term(x, positions);
@@ -233,6 +231,14 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
   }
   sink.layer_done(-1);
   return logits;
+}
+
+at::Tensor Transformer::embed(const at::Tensor& tokens) const {
+  const auto ids = tokens.to(device(), torch::kLong);
+  auto x = weights_.tok_embed.index_select(0, ids.flatten()).view({ids.size(0), ids.size(1), config_.d_model});
+  // The scale is rounded to the compute dtype first, as HF Gemma's `normalizer` tensor is.
+  if (config_.embed_scale != 1.0) x = x * torch::scalar_tensor(config_.embed_scale, x.options());
+  return x;
 }
 
 at::Tensor Transformer::qk_logits(int layer, const at::Tensor& x) const {

@@ -72,6 +72,11 @@ class Transformer {
   at::Tensor forward(const at::Tensor& tokens, const CaptureSpec& spec = {},
                      Captures* captures = nullptr, const ProgressFn& progress = {}) const;
 
+  /// hook_embed of `tokens` (int64 [batch, pos] on any device): the token embeddings after any
+  /// model-specific scaling, [batch, pos, d_model] on the model's device and dtype. Ids are not
+  /// checked (forward() checks them).
+  at::Tensor embed(const at::Tensor& tokens) const;
+
   /// Layer `layer`'s content logits for a residual-stream input `x` (float [batch, pos,
   /// d_model], any values — e.g. the position embeddings alone): its attention norm, the q and
   /// k projections with their biases, kv heads repeated, then scale·q·k; no rotation, no

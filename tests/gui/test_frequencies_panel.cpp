@@ -61,15 +61,17 @@ class FrequenciesWindow : public ::testing::Test {
 
 TEST_F(FrequenciesWindow, ProbeShowsCurvesVafAndExports) {
   open(demo("text-rope-series/step-001500"));
-  QSignalSpy ready(window.session(), &Session::probeReady);
+  QSignalSpy ready(window.session(), &Session::jobFinished);
   QSignalSpy progress(window.session(), &Session::progress);
   auto* run = button(panel->widget(), "Run probe");
   ASSERT_NE(run, nullptr);
   ASSERT_TRUE(run->isEnabled());
   QTest::mouseClick(run, Qt::LeftButton);
   ASSERT_TRUE(arrived(ready, 60000));
+  EXPECT_EQ(ready.at(0).at(0).toString(), "probe");
   EXPECT_GT(progress.count(), 0);
-  const auto summary = ready.at(0).at(0).value<FrequencySummary>();
+  ASSERT_TRUE(panel->probe());
+  const auto summary = *panel->probe();
   EXPECT_EQ(summary.n_layers, 2);
   EXPECT_TRUE(summary.per_head);
   const auto& curves = panel->plot()->curves();
@@ -106,10 +108,11 @@ TEST_F(FrequenciesWindow, ProbeShowsCurvesVafAndExports) {
 TEST_F(FrequenciesWindow, TheInputIsDecomposedLayerByLayer) {
   open(demo("text-rope-series/step-001500"));
   window.setInputText("Q: Why?\nA: Because.");
-  QSignalSpy ready(window.session(), &Session::probeReady);
+  QSignalSpy ready(window.session(), &Session::jobFinished);
   QTest::mouseClick(button(panel->widget(), "On input"), Qt::LeftButton);
   ASSERT_TRUE(arrived(ready, 30000));
-  auto summary = ready.at(0).at(0).value<FrequencySummary>();
+  ASSERT_TRUE(panel->probe());
+  auto summary = *panel->probe();
   EXPECT_TRUE(summary.from_input);
   ASSERT_NE(summary.find(summary.curves, 0, -1), nullptr);
   EXPECT_EQ(summary.find(summary.curves, 1, -1), nullptr) << "one layer per job";
@@ -130,10 +133,11 @@ TEST_F(FrequenciesWindow, SeriesComparisonGivesVafPerStep) {
   ASSERT_NE(series, nullptr);
   ASSERT_TRUE(series->isEnabled()) << "a step-NNNNNN folder of a run";
   panel->widget()->findChild<QSpinBox*>()->setValue(16);  // T: keep the test short
-  QSignalSpy ready(window.session(), &Session::seriesReady);
+  QSignalSpy ready(window.session(), &Session::jobFinished);
   QTest::mouseClick(series, Qt::LeftButton);
   ASSERT_TRUE(arrived(ready, 120000));
-  const auto summary = ready.at(0).at(0).value<SeriesSummary>();
+  ASSERT_TRUE(panel->series());
+  const auto summary = *panel->series();
   ASSERT_EQ(summary.per_layer.size(), 2u);
   EXPECT_EQ(summary.per_layer[0].steps.size(), 11u);
   EXPECT_EQ(summary.per_layer[0].steps.back(), 1500);
@@ -145,24 +149,26 @@ TEST(FrequenciesRunFolder, OpeningARunFolderOpensItsLastCheckpointAndComparesThe
   MainWindow window;
   window.session()->setLoadOptions("cpu", "float32");
   QSignalSpy opened(window.session(), &Session::modelOpened);
-  QSignalSpy ready(window.session(), &Session::seriesReady);
+  QSignalSpy ready(window.session(), &Session::jobFinished);
   window.openCheckpoint(demo("text-rope-series"));
   ASSERT_TRUE(arrived(opened, 30000));
   EXPECT_TRUE(opened.at(0).at(0).value<ModelSummary>().path.endsWith("step-001500"));
   ASSERT_TRUE(arrived(ready, 120000));
-  EXPECT_EQ(ready.at(0).at(0).value<SeriesSummary>().per_layer.at(0).steps.size(), 11u);
+  EXPECT_EQ(ready.at(0).at(0).toString(), "compare");
+  const auto* panel = window.panel<FrequenciesPanel>();
+  ASSERT_TRUE(panel && panel->series());
+  EXPECT_EQ(panel->series()->per_layer.at(0).steps.size(), 11u);
 }
 
 TEST_F(FrequenciesWindow, ARunningProbeIsCancelled) {
   POSLENS_REQUIRE_STORIES();
   open(test::stories());
   EXPECT_FALSE(button(panel->widget(), "Compare series")->isEnabled());
-  QSignalSpy ready(window.session(), &Session::probeReady);
+  QSignalSpy ready(window.session(), &Session::jobFinished);
   QSignalSpy progress(window.session(), &Session::progress);
   QSignalSpy cancelled(window.session(), &Session::cancelled);
-  ProbeRequest request;
-  request.length = 512;  // about a minute of work on two cores
-  window.session()->runProbe(request);
+  panel->widget()->findChild<QSpinBox*>()->setValue(512);  // about a minute of work on two cores
+  panel->runProbe();
   ASSERT_TRUE(arrived(progress, 60000)) << "the probe reports progress while it runs";
   window.session()->cancel();
   ASSERT_TRUE(arrived(cancelled, 1000));
@@ -179,10 +185,10 @@ TEST_F(FrequenciesWindow, PositionMapPanelShowsBothMapsLinkedAndFollowsTheHead) 
   for (const auto& p : window.panels())
     if (auto* candidate = qobject_cast<PositionMapPanel*>(p.get())) positions = candidate;
   ASSERT_NE(positions, nullptr);
-  QSignalSpy ready(window.session(), &Session::positionsReady);
+  QSignalSpy ready(window.session(), &Session::jobFinished);
   positions->compute();
   ASSERT_TRUE(arrived(ready, 30000));
-  const auto view = ready.at(0).at(0).value<PositionView>();
+  const auto view = positions->shown();
   EXPECT_EQ(view.method, "cope");
   EXPECT_FALSE(view.counted.isEmpty()) << "a CoPE head counts tokens";
   EXPECT_TRUE(positions->patternView()->hasHeatmap());
@@ -195,7 +201,7 @@ TEST_F(FrequenciesWindow, PositionMapPanelShowsBothMapsLinkedAndFollowsTheHead) 
   // A new head selection fetches that head's maps (from the worker's cache).
   window.session()->selectHead(1, 2);
   ASSERT_TRUE(arrived(ready, 30000, 2));
-  EXPECT_EQ(ready.at(1).at(0).value<PositionView>().head, 2);
+  EXPECT_EQ(positions->shown().head, 2);
   EXPECT_EQ(positions->positionView()->heatmap().layer, 1);
 
   // Export: both views side by side, and the maps as CSV (one row per visible cell) with the
@@ -228,7 +234,7 @@ TEST_F(FrequenciesWindow, PositionMapPanelShowsBothMapsLinkedAndFollowsTheHead) 
   EXPECT_EQ(header, "rank,token,id,mean_gate,count");
   int types = 0;
   while (std::getline(counted, line)) ++types;
-  EXPECT_EQ(types, static_cast<int>(ready.at(1).at(0).value<PositionView>().counted_tokens.size()));
+  EXPECT_EQ(types, static_cast<int>(positions->shown().counted_tokens.size()));
   EXPECT_GT(types, 10);
 }
 
@@ -242,10 +248,11 @@ TEST_F(FrequenciesWindow, HeadGridColouredByAMetricWithARanking) {
   for (const auto& p : window.panels())
     if (auto* candidate = qobject_cast<HeadsPanel*>(p.get())) heads = candidate;
   ASSERT_NE(heads, nullptr);
-  QSignalSpy metrics(window.session(), &Session::metricsReady);
+  QSignalSpy metrics(window.session(), &Session::jobFinished);
   heads->colourBy(4);  // position share
   ASSERT_TRUE(arrived(metrics, 30000));
-  const auto m = metrics.at(0).at(0).value<HeadMetricsSummary>();
+  ASSERT_TRUE(heads->metrics());
+  const auto m = *heads->metrics();
   EXPECT_EQ(m.names.size(), 5);
   EXPECT_EQ(m.values.size(), 2u * 4u * 5u);
   EXPECT_EQ(heads->grid()->metricName(), "position share");
@@ -288,11 +295,13 @@ TEST_F(FrequenciesWindow, HeadGridColouredByAMetricWithARanking) {
 }
 
 TEST(FrequenciesSession, ProbeWithoutAModelIsRefused) {
-  Session session;
-  QSignalSpy failed(&session, &Session::failed);
-  session.runProbe({});
+  MainWindow window;
+  QSignalSpy failed(window.session(), &Session::failed);
+  QSignalSpy jobs(window.session(), &Session::jobStarted);
+  window.panel<FrequenciesPanel>()->runProbe();
   ASSERT_EQ(failed.count(), 1);
   EXPECT_EQ(failed.at(0).at(0).toString(), "Nothing to probe");
+  EXPECT_EQ(jobs.count(), 0);
 }
 
 }  // namespace

@@ -116,19 +116,7 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
     if (layer >= 0 && layer <= layer_->maximum()) layer_->setValue(layer);
     showSelection();
   });
-  connect(&session, &Session::probeReady, this, [this](const FrequencySummary& summary) {
-    probe_ = summary;
-    series_result_.reset();
-    plot_->setSeries({});
-    showSelection();
-    emit figureChanged();
-  });
-  connect(&session, &Session::seriesReady, this, [this](const SeriesSummary& summary) {
-    series_result_ = summary;
-    probe_ = summary.last;
-    showSelection();
-    emit figureChanged();
-  });
+
   connect(&session, &Session::busyChanged, this, [this](bool busy) {
     run_->setEnabled(!busy && model_open_);
     input_->setEnabled(!busy && model_rotates_);
@@ -172,14 +160,46 @@ ProbeRequest FrequenciesPanel::request() const {
   return r;
 }
 
-void FrequenciesPanel::runProbe() { session().runProbe(request()); }
+void FrequenciesPanel::showProbe(const std::any& result) {
+  probe_ = std::any_cast<FrequencySummary>(result);
+  series_result_.reset();
+  plot_->setSeries({});
+  showSelection();
+  emit figureChanged();
+}
 
-void FrequenciesPanel::decomposeInput() { session().decomposeInput(layer_->value()); }
+void FrequenciesPanel::runProbe() {
+  const auto r = request();
+  if (!session().ready(tr("Nothing to probe"), false)) return;
+  if (r.length < 2) {
+    emit session().failed(tr("Cannot probe"), tr("The probe needs T of at least 2 tokens."));
+    return;
+  }
+  // "probe": a decomposition or a newer probe replaces it (one curve set is shown).
+  session().submit(QStringLiteral("probe"), tr("Probing T=%1…").arg(r.length), probe_job(r),
+                   [this](const std::any& result) { showProbe(result); });
+}
+
+void FrequenciesPanel::decomposeInput() {
+  if (!session().ready(tr("Nothing to decompose"), true)) return;
+  const int layer = layer_->value();
+  session().submit(QStringLiteral("probe"), tr("Decomposing layer %1…").arg(layer),
+                   decompose_job(session().input(), layer),
+                   [this](const std::any& result) { showProbe(result); });
+}
 
 void FrequenciesPanel::compareSeries(const QString& folder) {
   const QString target = folder.isEmpty() ? series_folder_ : folder;
-  if (target.isEmpty()) return;
-  session().compareSeries(target, request());
+  if (target.isEmpty() || !session().ready(tr("Nothing to compare"), false)) return;
+  session().submit(QStringLiteral("compare"),
+                   tr("Comparing the checkpoints of %1…").arg(QFileInfo(target).fileName()),
+                   compare_job(target, request()), [this](const std::any& result) {
+                     const auto summary = std::any_cast<SeriesSummary>(result);
+                     series_result_ = summary;
+                     probe_ = summary.last;
+                     showSelection();
+                     emit figureChanged();
+                   });
 }
 
 void FrequenciesPanel::showSelection() {

@@ -6,6 +6,7 @@
 // extrapolation overlay, and — for a checkpoint of a run folder, or a folder picked — VAF
 // against training step. One line says what is shown and on what input. Export writes the
 // figure (PNG/PDF/SVG) or its data (CSV).
+#include <any>
 #include <optional>
 
 #include "app/gui/frequency_types.h"
@@ -41,6 +42,9 @@ class FrequenciesPanel : public Panel {
   FrequencyPlot* plot() const { return plot_; }
   /// Starts the probe with the panel's settings (the Run probe button).
   void runProbe();
+  /// The shown probe or decomposition, and the shown series comparison (after their jobs).
+  const std::optional<FrequencySummary>& probe() const { return probe_; }
+  const std::optional<SeriesSummary>& series() const { return series_result_; }
   /// Decomposes the selected layer's real scores on the session's input (the On input button).
   void decomposeInput();
   /// Starts the comparison of `folder`'s step-* checkpoints (empty: the open model's series).
@@ -50,6 +54,8 @@ class FrequenciesPanel : public Panel {
   ProbeRequest request() const;
   void onModelOpened();
   void showSelection();
+  /// A probe or decomposition result (FrequencySummary) arrived.
+  void showProbe(const std::any& result);
   void exportDialog();
 
   QWidget* widget_ = nullptr;

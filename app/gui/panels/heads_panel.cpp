@@ -87,10 +87,6 @@ HeadsPanel::HeadsPanel(Session& session) : Panel(session) {
     const int index = item->data(Qt::UserRole).toInt();
     if (metrics_) this->session().selectHead(index / metrics_->n_heads, index % metrics_->n_heads);
   });
-  connect(&session, &Session::metricsReady, this, [this](const HeadMetricsSummary& m) {
-    metrics_ = m;
-    showMetric();
-  });
   connect(&session, &Session::inputChanged, this, [this] { metrics_.reset(); });
 
   connect(view_, &QComboBox::currentIndexChanged, this, [this] {
@@ -134,7 +130,12 @@ void HeadsPanel::colourBy(int index) {
     return;
   }
   if (!metrics_) {
-    session().computeHeadMetrics();  // showMetric() runs when they arrive
+    if (session().ready(tr("No head metrics"), true))  // showMetric() runs when they arrive
+      session().submit(QStringLiteral("metrics"), tr("Head metrics…"), metrics_job(session().input()),
+                       [this](const std::any& r) {
+                         metrics_ = std::any_cast<HeadMetricsSummary>(r);
+                         showMetric();
+                       });
     return;
   }
   showMetric();

@@ -50,6 +50,9 @@ class HeadsPanel : public Panel {
   /// Writes the grid as shown (thumbnails or metric colours) as a figure.
   bool exportGrid(const QString& path, FigureFormat format, QString* error) const;
 
+  /// The head metrics of the input, once computed.
+  const std::optional<HeadMetricsSummary>& metrics() const { return metrics_; }
+
  private:
   QWidget* widget_ = nullptr;
   void showMetric();

@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
 
@@ -41,7 +42,17 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
   export_ = new QPushButton(tr("Export…"));
   export_->setToolTip(tr("Both views side by side as PNG/PDF/SVG, or the maps as CSV"));
   export_->setEnabled(false);
+  probe_samples_ = new QSpinBox;
+  probe_samples_->setRange(0, 1 << 16);
+  probe_samples_->setValue(16);
+  probe_samples_->setPrefix(tr("probe "));
+  probe_samples_->setSpecialValueText(tr("probe: every token"));
+  probe_samples_->setToolTip(
+      tr("Rotary models: the position-only map is the head's mean logit by distance from the "
+         "U-shape probe, which runs this many forward passes of the input's length (once per "
+         "length and count; 0: every token of the vocabulary)"));
   top->addWidget(compute_);
+  top->addWidget(probe_samples_);
   top->addWidget(export_);
   top->addWidget(right_);
   top->addWidget(info_, 1);
@@ -72,7 +83,7 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
   connect(this, &Panel::figureChanged, this, [this] { export_->setEnabled(hasFigure()); });
   connect(right_, &QComboBox::currentIndexChanged, this, &PositionMapPanel::showRight);
   connect(&session, &Session::headSelected, this, [this](int layer, int head) {
-    if (following_ && layer >= 0 && head >= 0) this->session().showPositions(layer, head);
+    if (following_ && layer >= 0 && head >= 0) request(layer, head);
   });
   connect(&session, &Session::inputChanged, this, [this] { following_ = false; });
   connect(&session, &Session::modelOpened, this, [this] {
@@ -83,21 +94,30 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
     counted_->setVisible(false);
     emit figureChanged();
   });
-  connect(&session, &Session::positionsReady, this, [this](const PositionView& view) {
-    following_ = true;
-    shown_ = view;
-    pattern_->setHeatmap(view.pattern);
-    right_->setVisible(!view.absolute_terms.empty());
-    showRight(view.absolute_terms.empty() ? 0 : right_->currentIndex());
-    info_->setText(tr("Layer %1, head %2 · method: %3 · %4")
-                       .arg(view.layer)
-                       .arg(view.head)
-                       .arg(view.method, view.explanation));
-    counted_->clear();
-    counted_->addItems(view.counted);
-    counted_->setVisible(!view.counted.isEmpty());
-    emit figureChanged();
-  });
+}
+
+void PositionMapPanel::request(int layer, int head) {
+  if (!session().ready(tr("Nothing to map"), true)) return;
+  session().submit(QStringLiteral("positions"), tr("Position-only maps…"),
+                   positions_job(session().input(), layer, head, Session::kHeadMapCells,
+                                 probe_samples_->value()),
+                   [this](const std::any& result) { show(std::any_cast<PositionView>(result)); });
+}
+
+void PositionMapPanel::show(const PositionView& view) {
+  following_ = true;
+  shown_ = view;
+  pattern_->setHeatmap(view.pattern);
+  right_->setVisible(!view.absolute_terms.empty());
+  showRight(view.absolute_terms.empty() ? 0 : right_->currentIndex());
+  info_->setText(tr("Layer %1, head %2 · method: %3 · %4")
+                     .arg(view.layer)
+                     .arg(view.head)
+                     .arg(view.method, view.explanation));
+  counted_->clear();
+  counted_->addItems(view.counted);
+  counted_->setVisible(!view.counted.isEmpty());
+  emit figureChanged();
 }
 
 void PositionMapPanel::showRight(int index) {
@@ -113,7 +133,7 @@ void PositionMapPanel::showRight(int index) {
 
 void PositionMapPanel::compute() {
   auto [layer, head] = session().selectedHead();
-  session().showPositions(std::max(layer, 0), std::max(head, 0));
+  request(std::max(layer, 0), std::max(head, 0));
 }
 
 bool PositionMapPanel::hasFigure() const { return position_->hasHeatmap(); }

@@ -12,6 +12,7 @@ class QComboBox;
 class QLabel;
 class QListWidget;
 class QPushButton;
+class QSpinBox;
 
 namespace poslens {
 class HeatmapView;
@@ -47,11 +48,18 @@ class PositionMapPanel : public Panel {
   void showRight(int index);
   /// Asks for the selected head's maps on the session's input (the Compute button).
   void compute();
+  /// The maps of the shown head (the last result).
+  const PositionView& shown() const { return shown_; }
 
  private:
+  /// Submits head (layer, head)'s maps on the session's input (jobs/jobs.h positions_job).
+  void request(int layer, int head);
+  void show(const PositionView& view);
+
   QWidget* widget_ = nullptr;
   QPushButton* compute_ = nullptr;
   QPushButton* export_ = nullptr;
+  QSpinBox* probe_samples_ = nullptr;  ///< rotary models: tokens of the probe behind the map
   QLabel* info_ = nullptr;
   QComboBox* right_ = nullptr;  ///< absolute models: the position-only map or a logit term
   PositionView shown_;

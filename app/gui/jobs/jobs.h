@@ -1,0 +1,39 @@
+#pragma once
+// The analyses the panels ask the worker for, as Work for Session::submit(): each factory takes
+// the request's plain values and returns the function the worker runs (jobs/*.cpp, the only
+// GUI files besides inference_worker.cpp that see LibTorch), whose std::any result is the view's
+// plain data (*_types.h). A new analysis in the GUI is a factory here, its file, and a panel
+// that submits it.
+#include <QString>
+
+#include <any>
+#include <functional>
+
+#include "app/gui/frequency_types.h"
+#include "app/gui/position_types.h"
+#include "app/gui/run_types.h"
+
+namespace poslens::gui {
+
+class WorkerContext;
+
+/// What Session::submit() runs on the worker thread; its value reaches the submitter's
+/// callback on the GUI thread.
+using Work = std::function<std::any(WorkerContext&)>;
+
+/// The U-shape probe (and its extrapolation overlay) of the open model -> FrequencySummary.
+Work probe_job(const ProbeRequest& request);
+/// Layer `layer`'s real scores on `input` split per rotary component -> FrequencySummary.
+Work decompose_job(const RunInput& input, int layer);
+/// The probe over the step-* checkpoints of `folder` -> SeriesSummary.
+Work compare_job(const QString& folder, const ProbeRequest& request);
+/// Head (`layer`, `head`)'s pattern and position-only map on `input`, max-pooled to `cells` per
+/// side, with what it counts (CoPE) and the absolute terms (layer 0) -> PositionView. Rotary
+/// models: the probe behind the map runs `probe_samples` forward passes of the input's length
+/// (0: every token), once per length and count.
+Work positions_job(const RunInput& input, int layer, int head, int cells, int probe_samples);
+/// Entropy, mean distance, sink, previous token and position share of every head on `input`,
+/// streamed -> HeadMetricsSummary.
+Work metrics_job(const RunInput& input);
+
+}  // namespace poslens::gui

@@ -1,0 +1,137 @@
+// One head's pattern and position-only map for the Position map panel (analysis/position_map.h,
+// position_only.h), recomputed from what the input's attention is computed from and max-pooled
+// to the view: the cost is one head's T², never every head's.
+#include "app/gui/worker_context.h"
+
+#include "app/gui/jobs/jobs.h"
+
+#include <QObject>
+
+#include <limits>
+
+#include "analysis/absolute_terms.h"
+#include "analysis/heatmap_pooling.h"
+#include "analysis/position_map.h"
+#include "core/base/error.h"
+#include "core/runtime/run.h"
+
+namespace poslens::gui {
+namespace {
+
+/// A pooled map as the view draws it: token labels on both axes, a title.
+HeatmapData view_map(const at::Tensor& pooled, const AttentionState& s, int layer, int head,
+                     HeatmapKind kind, const std::string& value_name, const std::string& what) {
+  const int64_t T = static_cast<int64_t>(s.ids.size());
+  auto map = heatmap_from_pooled(pooled, T, T);
+  for (const auto& label : s.labels) map.row_labels.push_back(display_label(label));
+  map.col_labels = map.row_labels;
+  map.token_ids = s.ids;
+  map.token_pieces = s.pieces;
+  map.layer = layer;
+  map.head = head;
+  map.value_name = value_name;
+  map.kind = kind;
+  map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + what;
+  return map;
+}
+
+/// The tokens a CoPE head counts, highest mean gate first.
+void add_counting(PositionView& view, const LoadedModel& loaded, const CopeCounting& c) {
+  const auto gates = c.mean_gate_per_token[0][0];
+  const auto order = gates.argsort(0, /*descending=*/true);
+  for (int64_t i = 0; i < order.size(0); ++i) {
+    const int64_t t = order[i].item<int64_t>();
+    const int64_t id = c.token_ids[static_cast<size_t>(t)];
+    CountedToken token;
+    token.token = QString::fromStdString(display_label(token_labels(loaded, {id})[0]));
+    token.id = static_cast<int>(id);
+    token.mean_gate = gates[t].item<float>();
+    token.count = static_cast<int>(c.token_counts[static_cast<size_t>(t)]);
+    if (i < 12)
+      view.counted << QStringLiteral("%1   %2   ×%3").arg(token.token).arg(token.mean_gate, 0, 'f', 2).arg(token.count);
+    view.counted_tokens.push_back(token);
+  }
+}
+
+}  // namespace
+
+Work positions_job(const RunInput& input, int layer, int head, int cells, int probe_samples) {
+  return [input, layer, head, cells, probe_samples](WorkerContext& ctx) -> std::any {
+    const auto& loaded = ctx.model();
+    const auto& cfg = loaded.model->config();
+    const auto& pe = loaded.model->position_encoding();
+    if (layer < 0 || layer >= cfg.n_layers || head < 0 || head >= cfg.n_heads)
+      throw Error("no layer " + std::to_string(layer) + ", head " + std::to_string(head));
+    const auto& progress = ctx.progress();
+    const auto& s = ctx.attention(input, progress.part(0, 0.2, "forward"));
+    const int64_t T = static_cast<int64_t>(s.ids.size());
+    // The position-only logits of this length (the rotary probe runs once per T).
+    auto& entry = ctx.cached("position-only:" + std::to_string(T) + ":" + std::to_string(probe_samples),
+                             [&]() -> std::any {
+                               PositionMapOptions options;
+                               options.probe_samples = probe_samples;
+                               return std::make_shared<const PositionOnlyLogits>(
+                                   loaded, T, options, progress.part(0.2, 0.7, "probe"));
+                             });
+    const auto& logits = *std::any_cast<std::shared_ptr<const PositionOnlyLogits>>(entry);
+
+    const LayerAttention attention(cfg, pe, s.layers[static_cast<size_t>(layer)], head, 1);
+    BlockRequest what;
+    what.pattern = true;
+    what.position = logits.needs_position_term();
+    what.cope = pe.has_cope();
+    PooledPositionMaps maps(T, cells);
+    auto gate_sums = torch::zeros({1, 1, T}, torch::kDouble), visible = torch::zeros({T}, torch::kDouble);
+    const int64_t rows = attention.block_rows({});
+    for (int64_t q0 = 0; q0 < T; q0 += rows) {
+      const int64_t q1 = std::min(T, q0 + rows);
+      const auto b = attention.rows(q0, q1, what);
+      maps.add({PositionMapKind::Pattern, layer, head, q0, b.k_begin, T, row_max_normalised(b.pattern[0][0]), b.allowed});
+      const auto l = logits.logits(layer, head, q0, q1, b.k_begin, b.k_end,
+                                   what.position ? b.position[0][0] : at::Tensor());
+      maps.add({PositionMapKind::PositionOnly, layer, head, q0, b.k_begin, T,
+                row_normalised_softmax(l, b.allowed), b.allowed});
+      if (what.cope) {
+        gate_sums[0][0].narrow(0, b.k_begin, b.k_end - b.k_begin) += b.cope_gates[0][0].sum(0).to(torch::kCPU, torch::kDouble);
+        visible.narrow(0, b.k_begin, b.k_end - b.k_begin) += b.allowed.sum(0).to(torch::kCPU, torch::kDouble);
+      }
+      progress.part(0.9, 0.1, "maps").step(q1, T);
+    }
+
+    PositionView view;
+    view.layer = layer;
+    view.head = head;
+    view.method = QString::fromStdString(logits.method());
+    view.explanation = QString::fromStdString(logits.explanation());
+    view.pattern = view_map(maps.find(PositionMapKind::Pattern, layer, head), s, layer, head,
+                            HeatmapKind::Probability, "weight / row max", "attention pattern");
+    view.position = view_map(maps.find(PositionMapKind::PositionOnly, layer, head), s, layer, head,
+                             HeatmapKind::Probability, "weight / row max",
+                             "position only (" + logits.method() + ")");
+    if (logits.method() == "absolute" && layer == 0) {
+      const AbsoluteTermsBlocks terms(*loaded.model, loaded.model->embed(torch::tensor(s.ids).unsqueeze(0))[0],
+                                      pe.position_table(T));
+      PooledPositionMaps pooled(T, cells);
+      for (int64_t q0 = 0; q0 < T; q0 += rows) {
+        const int64_t q1 = std::min(T, q0 + rows);
+        const auto t = terms.block(head, q0, q1, 0, T);
+        const auto allowed = allowed_block(cfg, q0, q1, 0, T, loaded.model->device());
+        for (const auto& [kind, values] :
+             {std::pair{PositionMapKind::TokenToken, t.token_token}, {PositionMapKind::TokenPosition, t.token_position},
+              {PositionMapKind::PositionToken, t.position_token}, {PositionMapKind::PositionPosition, t.position_position},
+              {PositionMapKind::Bias, t.bias}})
+          pooled.add({kind, 0, head, q0, 0, T, values, allowed});
+      }
+      for (const auto& [kind, name] :
+           {std::pair{PositionMapKind::TokenToken, "token–token"}, {PositionMapKind::TokenPosition, "token–position"},
+            {PositionMapKind::PositionToken, "position–token"}, {PositionMapKind::PositionPosition, "position–position"},
+            {PositionMapKind::Bias, "bias terms"}})
+        view.absolute_terms.push_back(view_map(pooled.find(kind, 0, head), s, layer, head, HeatmapKind::Signed,
+                                               "logit term", std::string(name) + " term"));
+    }
+    if (what.cope) add_counting(view, loaded, cope_counting_from_sums(gate_sums, visible, s.ids));
+    return view;
+  };
+}
+
+}  // namespace poslens::gui

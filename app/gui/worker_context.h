@@ -1,0 +1,54 @@
+#pragma once
+// What a job sees on the worker thread (jobs/jobs.h): the open model, what the last run's
+// attention was computed from, progress and cancellation, and values kept per model. LibTorch
+// types: only inference_worker.cpp and jobs/*.cpp include this.
+#include <torch/torch.h>
+
+#include <any>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/progress.h"
+#include "app/gui/run_types.h"
+#include "core/runtime/attention.h"
+#include "core/runtime/checkpoint.h"
+
+namespace poslens::gui {
+
+/// One input and what its attention is computed from, per layer (q and k after the position
+/// encoding, and v or the block input where the encoding's scores read them): O(L · T · d),
+/// from which any head's map, or a region of it, is recomputed when looked at.
+struct AttentionState {
+  RunInput input;
+  std::vector<int64_t> ids;
+  std::vector<std::string> labels;  ///< token_labels
+  std::vector<std::string> pieces;  ///< token_pieces
+  std::vector<LayerAttentionInputs> layers;
+};
+
+class WorkerContext {
+ public:
+  /// The open model. Throws poslens::Error when none is open.
+  virtual const LoadedModel& model() const = 0;
+  /// The attention state of `input`: the last run's when it was of `input`, else made by one
+  /// forward pass reporting to `progress` (kept until the next input, so the next head of the
+  /// same input is cheap). Throws poslens::Error for bad input, poslens::Cancelled.
+  virtual const AttentionState& attention(const RunInput& input, const Progress& progress) = 0;
+  /// Reports to the session's progress bar; cancelling makes it throw poslens::Cancelled.
+  virtual const Progress& progress() const = 0;
+  virtual bool cancelled() const = 0;
+  /// A value kept while this model is open (a probe per length, say): made by `make` the first
+  /// time `key` is asked for.
+  virtual std::any& cached(const std::string& key, const std::function<std::any()>& make) = 0;
+
+ protected:
+  ~WorkerContext() = default;
+};
+
+/// The ids of `input` for `model`: comma-separated ids or the text encoded.
+std::vector<int64_t> input_ids(const LoadedModel& model, const RunInput& input);
+
+}  // namespace poslens::gui
