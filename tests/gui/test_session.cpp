@@ -1,5 +1,8 @@
 // The Session without any window: the job queue's replacement, cancellation and generation
 // rules, with the real worker thread and the stories260K model.
+// LibTorch first: Qt's `slots` macro breaks torch headers if Qt comes first.
+#include <torch/torch.h>
+
 #include <QSignalSpy>
 
 #include <gtest/gtest.h>
@@ -12,6 +15,8 @@
 #include <filesystem>
 
 #include "app/gui/inference_worker.h"
+#include "core/runtime/checkpoint.h"
+#include "core/runtime/transformer.h"
 #include "app/gui/session.h"
 #include "gui_test_util.h"
 
@@ -298,6 +303,67 @@ TEST(Session, RunWithoutAModelOrInputIsRefused) {
   session.exportCaptures("/tmp/x.h5");
   EXPECT_EQ(failed.count(), 2);
   EXPECT_EQ(jobs.count(), 0);
+}
+
+}  // namespace
+}  // namespace poslens::gui
+
+namespace poslens::gui {
+namespace {
+
+/// `n` token ids of stories260K's vocabulary, seeded.
+RunInput random_ids(int n) {
+  QStringList ids;
+  for (int i = 0; i < n; ++i) ids << QString::number(3 + (i * 7919) % 509);
+  return {ids.join(','), true};
+}
+
+TEST_F(OpenSession, ALongHeadMapIsPooledAndARegionComesBackAtFullResolution) {
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy heads(&session, &Session::headReady);
+  QSignalSpy regions(&session, &Session::regionReady);
+  const auto input = random_ids(1500);  // more positions than the view's 1024 cells
+  session.setInput(input);
+  session.run();
+  ASSERT_TRUE(arrived(finished, 60000));
+  ASSERT_TRUE(arrived(heads, 30000));
+  session.selectHead(3, 5);
+  ASSERT_TRUE(arrived(heads, 30000, 2));
+  const auto pooled = heads.at(1).at(0).value<HeatmapData>();
+  EXPECT_EQ(pooled.rows, 750) << "1500 positions in cells of 2";
+  EXPECT_EQ(pooled.source_rows, 1500);
+  session.requestRegion(3, 5, 600, 700, 450, 620);
+  ASSERT_TRUE(arrived(regions, 30000));
+  const auto region = regions.at(0).at(0).value<HeatmapData>();
+  ASSERT_EQ(region.rows, 100);
+  ASSERT_EQ(region.cols, 170);
+  EXPECT_FALSE(region.pooled());
+  EXPECT_EQ(region.row_offset, 600);
+  EXPECT_EQ(region.col_offset, 450);
+  EXPECT_EQ(heads.count(), 2) << "a region is not a new head map";
+
+  // The same region of the whole pattern, from a forward pass of our own.
+  const auto model = load_checkpoint(stories().toStdString(), {"cpu", "float32", ""});
+  std::vector<int64_t> ids;
+  for (const auto& id : input.text.split(',')) ids.push_back(id.toLongLong());
+  Captures whole;
+  {
+    c10::InferenceMode inference;
+    model.model->forward(torch::tensor(ids).unsqueeze(0), CaptureSpec({"blocks.3.attn.hook_pattern"}), &whole);
+  }
+  const auto expected = whole.find({HookKind::Pattern, 3})[0][5].narrow(0, 600, 100).narrow(1, 450, 170);
+  double worst = 0;
+  for (int r = 0; r < 100; ++r)
+    for (int c = 0; c < 170; ++c) {
+      const bool hidden = 450 + c > 600 + r;
+      const float v = region.at(r, c);
+      if (hidden) {
+        EXPECT_TRUE(std::isnan(v)) << r << "," << c;
+        continue;
+      }
+      worst = std::max(worst, std::abs(static_cast<double>(v) - expected[r][c].item<double>()));
+    }
+  EXPECT_LT(worst, 1e-5);  // the run streamed its keys, the capture did not: rounding
 }
 
 }  // namespace

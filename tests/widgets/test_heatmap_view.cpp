@@ -392,3 +392,43 @@ TEST_F(HeatmapViewTest, TwoViewsExportSideBySide) {
 
 }  // namespace
 }  // namespace poslens
+
+namespace poslens {
+namespace {
+
+TEST_F(HeatmapViewTest, ARegionAtFullResolutionIsDrawnOverThePooledMapAndReadOutExactly) {
+  show(test_data::pooledMap(300, 100));  // cells of 3 positions
+  HeatmapData region;
+  region.rows = 30;
+  region.cols = 45;
+  region.source_rows = 30;
+  region.source_cols = 45;
+  region.row_offset = 30;
+  region.col_offset = 15;
+  for (int64_t r = 0; r < region.rows; ++r)
+    for (int64_t c = 0; c < region.cols; ++c)
+      region.values.push_back(static_cast<float>(30 + r) + static_cast<float>(15 + c) / 1000.0f);  // q.k
+  view.setDetail(region);
+  ASSERT_TRUE(view.detail().has_value());
+  // Overview cell (10, 15) covers positions 30-32 × 45-47: inside the region (rows 30-59,
+  // keys 15-59), and its centre is position (31, 46), which the read-out names exactly.
+  QSignalSpy spy(&view, &HeatmapView::hovered);
+  hover(10, 15, spy);
+  EXPECT_EQ(view.hoverText(), QStringLiteral("query 31 \u2192 key 46: 31.0460"));
+  // Outside the region the pooled cell is read.
+  hover(50, 60, spy);
+  EXPECT_TRUE(view.hoverText().contains(QStringLiteral("query 150\u2013152"))) << view.hoverText().toStdString();
+  // The visible source range, for asking for a region: the whole map now.
+  const auto visible = view.visibleSource();
+  ASSERT_TRUE(visible.has_value());
+  EXPECT_EQ(visible->q0, 0);
+  EXPECT_EQ(visible->q1, 300);
+  view.clearDetail();
+  EXPECT_FALSE(view.detail().has_value());
+  view.setDetail(region);
+  show(test_data::pooledMap(300, 100));
+  EXPECT_FALSE(view.detail().has_value()) << "a new map drops the old region";
+}
+
+}  // namespace
+}  // namespace poslens
