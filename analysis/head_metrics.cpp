@@ -3,6 +3,8 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "core/base/error.h"
@@ -19,6 +21,27 @@ const std::vector<std::string>& head_metric_names() {
 namespace {
 enum Sum : int64_t { kEntropy, kDistance, kSink, kPrevious, kCount, kPos, kPos2, kLogit, kLogit2, kSums };
 }  // namespace
+
+std::string head_metrics_csv(int64_t n_layers, int64_t n_heads, const std::vector<double>& values) {
+  const auto& names = head_metric_names();
+  std::string text = "layer,head";
+  for (const auto& name : names) text += "," + name;
+  text += "\n";
+  char number[32];
+  for (int64_t i = 0; i < n_layers * n_heads; ++i) {
+    text += std::to_string(i / n_heads) + "," + std::to_string(i % n_heads);
+    for (size_t m = 0; m < names.size(); ++m) {
+      const double v = values.at(static_cast<size_t>(i) * names.size() + m);
+      text += ",";
+      if (!std::isnan(v)) {
+        std::snprintf(number, sizeof number, "%.9g", v);
+        text += number;
+      }
+    }
+    text += "\n";
+  }
+  return text;
+}
 
 HeadMetricsSink::HeadMetricsSink(int64_t n_layers, int64_t n_heads, bool position_share)
     : n_layers_(n_layers), n_heads_(n_heads), position_share_(position_share) {}

@@ -6,14 +6,12 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "analysis/head_metrics_csv.h"
 #include "analysis/progress.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/hook_sink.h"
 
 namespace poslens {
-
-/// Metric names, in the order of HeadMetrics::values' last axis.
-const std::vector<std::string>& head_metric_names();
 
 struct HeadMetrics {
   /// float64 [layer, head, metric], metrics as head_metric_names():

@@ -132,22 +132,10 @@ void write_head_metrics_hdf5(const std::string& path, const HeadMetrics& m,
 }
 
 void write_head_metrics_csv(const std::string& path, const HeadMetrics& m) {
-  std::ostringstream out;
-  out << "layer,head";
-  for (const auto& name : head_metric_names()) out << "," << name;
-  out << "\n";
   const auto v = m.values.to(torch::kDouble).contiguous();
-  for (int64_t l = 0; l < v.size(0); ++l)
-    for (int64_t h = 0; h < v.size(1); ++h) {
-      out << l << "," << h;
-      for (int64_t k = 0; k < v.size(2); ++k) {
-        const double x = v[l][h][k].item<double>();
-        out << ",";
-        if (!std::isnan(x)) out << x;
-      }
-      out << "\n";
-    }
-  write_file_atomically(path, out.str());
+  write_file_atomically(path, head_metrics_csv(v.size(0), v.size(1),
+                                               std::vector<double>(v.data_ptr<double>(),
+                                                                   v.data_ptr<double>() + v.numel())));
 }
 
 }  // namespace poslens

@@ -56,8 +56,7 @@ void write_head_metrics_hdf5(const std::string& path, const HeadMetrics& m,
                              const std::vector<int64_t>& ids, const std::vector<std::string>& labels,
                              const std::vector<std::string>& methods, const ExportMetadata& meta);
 
-/// One row per (layer, head): `layer,head,entropy,mean_distance,sink,previous_token,
-/// position_share` (empty where NaN). Written to a temporary and renamed. Throws poslens::Error.
+/// head_metrics_csv() of `m`, written atomically. Throws poslens::Error.
 void write_head_metrics_csv(const std::string& path, const HeadMetrics& m);
 
 }  // namespace poslens

@@ -75,3 +75,17 @@ INSTANTIATE_TEST_SUITE_P(Models, StreamedHeadMetrics,
 
 }  // namespace
 }  // namespace poslens
+
+namespace poslens {
+namespace {
+
+TEST(HeadMetricsCsv, OneRowPerHeadNineDigitsAndEmptyForNaN) {
+  const std::vector<double> values = {1.5, 2, 0.25, 1.0 / 3, NAN, 0.125, -3, 0, 1e-12, 7};
+  EXPECT_EQ(head_metrics_csv(1, 2, values),
+            "layer,head,entropy,mean_distance,sink,previous_token,position_share\n"
+            "0,0,1.5,2,0.25,0.333333333,\n"
+            "0,1,0.125,-3,0,1e-12,7\n");
+}
+
+}  // namespace
+}  // namespace poslens

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/head_metrics_csv.h"
 #include "app/gui/session.h"
 #include "app/gui/view_names.h"
 #include "widgets/figure_export.h"
@@ -207,18 +208,9 @@ bool HeadsPanel::exportMetricsCsv(const QString& path, QString* error) const {
     if (error) *error = tr("No head metrics yet: choose a metric under Colour first");
     return false;
   }
-  QString text = QStringLiteral("layer,head");
-  for (const auto& name : metrics_->names) text += QLatin1Char(',') + name;
-  text += QLatin1Char('\n');
-  for (int i = 0; i < metrics_->n_layers * metrics_->n_heads; ++i) {
-    text += QStringLiteral("%1,%2").arg(i / metrics_->n_heads).arg(i % metrics_->n_heads);
-    for (int m = 0; m < metrics_->names.size(); ++m) {
-      const double v = metrics_->values[static_cast<size_t>(i * metrics_->names.size() + m)];
-      text += QLatin1Char(',') + (std::isnan(v) ? QString() : QString::number(v, 'g', 9));
-    }
-    text += QLatin1Char('\n');
-  }
-  return writeTextAtomically(path, QStringLiteral("CSV"), text, error);
+  // The same file as `poslens-cli heads --out x.csv` writes (analysis/head_metrics_csv.h).
+  const auto text = head_metrics_csv(metrics_->n_layers, metrics_->n_heads, metrics_->values);
+  return writeTextAtomically(path, QStringLiteral("CSV"), QString::fromStdString(text), error);
 }
 
 bool HeadsPanel::exportGrid(const QString& path, FigureFormat format, QString* error) const {
