@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "core/base/error.h"
@@ -33,6 +34,15 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
   if (addr == MAP_FAILED) throw Error(path + ": cannot memory-map: " + errno_text());
   file->addr_ = addr;
   return file;
+}
+
+void MappedFile::drop_pages(std::size_t offset, std::size_t length) const {
+  if (addr_ == nullptr || offset >= size_) return;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t end = std::min(size_, offset + length);
+  const std::size_t first = (offset + page - 1) / page * page, last = end / page * page;
+  if (last > first)  // advice only: a failure changes nothing but memory use
+    ::madvise(static_cast<char*>(addr_) + first, last - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -22,6 +22,10 @@ class MappedFile {
 
   const unsigned char* bytes() const { return static_cast<const unsigned char*>(addr_); }
   std::size_t size() const { return size_; }
+  /// Lets the kernel drop the pages wholly inside [offset, offset + length) from memory (they
+  /// are read again from the file if touched): a reader that has copied a tensor out calls it,
+  /// so loading a checkpoint does not hold the file and the copies at once.
+  void drop_pages(std::size_t offset, std::size_t length) const;
 
  private:
   MappedFile() = default;

@@ -273,6 +273,13 @@ at::Tensor SafetensorsFile::load(const std::string& name) const {
 
 std::string SafetensorsFile::describe() const { return impl_->path; }
 
+void SafetensorsFile::release(const std::string& name) const {
+  const auto it = impl_->index.find(name);
+  if (it == impl_->index.end()) return;
+  const Range& range = impl_->ranges[it->second];
+  impl_->mapping->drop_pages(8 + impl_->header_bytes + range.begin, range.end - range.begin);
+}
+
 const std::map<std::string, std::string>& SafetensorsFile::metadata() const {
   return impl_->metadata;
 }
@@ -366,5 +373,10 @@ at::Tensor ShardedSafetensors::load(const std::string& name) const {
 }
 
 std::string ShardedSafetensors::describe() const { return impl_->index_path; }
+
+void ShardedSafetensors::release(const std::string& name) const {
+  const auto it = impl_->owner.find(name);
+  if (it != impl_->owner.end()) it->second->release(name);
+}
 
 }  // namespace poslens

@@ -42,6 +42,9 @@ class SafetensorsFile : public TensorSource {
   at::Tensor load(const std::string& name) const override;
   /// The path given to the constructor.
   std::string describe() const override;
+  /// Drops the mapped pages of `name` (MappedFile::drop_pages): a tensor load() gave for it
+  /// reads them again from the file.
+  void release(const std::string& name) const override;
   /// The "__metadata__" object (empty if absent).
   const std::map<std::string, std::string>& metadata() const;
 
@@ -64,6 +67,7 @@ class ShardedSafetensors : public TensorSource {
   const std::vector<TensorInfo>& tensors() const override;
   at::Tensor load(const std::string& name) const override;
   std::string describe() const override;
+  void release(const std::string& name) const override;
 
  private:
   struct Impl;

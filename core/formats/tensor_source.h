@@ -44,6 +44,9 @@ class TensorSource {
   virtual at::Tensor load(const std::string& name) const = 0;
   /// Where the tensors come from, for error messages ("model.safetensors").
   virtual std::string describe() const = 0;
+  /// The caller has copied `name` out: memory the source holds for it may go (a memory map's
+  /// pages). The tensor load() gave must not be read afterwards. Nothing by default.
+  virtual void release(const std::string& name) const { (void)name; }
 };
 
 }  // namespace poslens

@@ -121,6 +121,9 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
     t = t.contiguous().to(device);
     // Weights never alias the source's memory map: the model outlives the opened file.
     if (t.data_ptr() == stored_tensor.data_ptr()) t = t.clone();
+    // Copied: the mapped pages may go, so loading holds the file and the weights at once
+    // only one tensor at a time.
+    source.release(name);
     return t;
   };
 
