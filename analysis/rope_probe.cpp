@@ -20,12 +20,10 @@ constexpr int64_t kBatchBudget = int64_t{1} << 30;
 constexpr int64_t kMaxBatch = 128;
 
 int64_t auto_batch(const ModelConfig& c, int64_t T, int64_t C) {
-  // Per sample: the forward's working memory (attention in blocks, no logits: resources.h), the
-  // captured q and k of every layer, and the [head, C, T] component terms. No [T, T] map: the
-  // last rows are all the probe keeps (LastRowSink).
-  const int64_t bytes = forward_working_bytes(c, 1, T, torch::kFloat32) +
-                        4 * T * c.n_layers * (c.n_heads + c.n_kv_heads) * c.d_head +
-                        4 * 8 * c.n_heads * C * T;
+  // Per sample: the forward's working memory (attention in blocks, no logits: resources.h) and
+  // the [head, C, T] component terms of one layer. No [T, T] map and no layer's q and k kept
+  // past the layer (ProbeSink).
+  const int64_t bytes = forward_working_bytes(c, 1, T, torch::kFloat32) + 4 * 8 * c.n_heads * C * T;
   return std::clamp<int64_t>(kBatchBudget / std::max<int64_t>(bytes, 1), 1, kMaxBatch);
 }
 
@@ -36,6 +34,82 @@ int64_t probe_bos(const LoadedModel& model, int64_t requested) {
   throw Error("the probe starts each sample with BOS, but this model has no BOS id (neither "
               "its tokenizer nor its config names one); give one explicitly (--bos ID)");
 }
+
+/// float64 sums over the probe's samples, per layer: of the last query's logits and their
+/// squares, of each rotary component, of the unrotated remainder and of the position term.
+struct ProbeSums {
+  at::Tensor sum, sumsq, components, remainder, position;
+};
+
+/// One batch of probe samples, summed into ProbeSums as the forward pass hands out each layer:
+/// rotary models' q (its last row) and k are decomposed when k arrives, so a batch holds one
+/// layer's q and k at a time; of the maps only the last query's row is kept (LastRowSink).
+class ProbeSink : public HookSink {
+ public:
+  /// The maps whose last row the probe reads: the logits themselves when nothing rotates, and
+  /// the position term where the encoding has one.
+  static CaptureSpec row_hooks(bool rotary, bool position) {
+    std::vector<std::string> hooks;
+    if (!rotary) hooks.push_back("blocks.*.attn.hook_attn_scores");
+    if (position) hooks.push_back("blocks.*.attn.hook_pos_scores");
+    return CaptureSpec(hooks);
+  }
+
+  ProbeSink(const std::optional<RotaryInfo>& rotary, bool position, double scale, int64_t T,
+            ProbeSums& sums)
+      : rotary_(rotary), position_(position), scale_(scale), T_(T), sums_(sums),
+        rows_(row_hooks(rotary.has_value(), position)) {}
+  bool wants(const HookPoint& p) const override {
+    if (rotary_ && (p.kind == HookKind::Q || p.kind == HookKind::K)) return true;
+    return rows_.wants(p);
+  }
+  void tensor(const HookPoint& p, const at::Tensor& value, int64_t) override {
+    if (p.kind == HookKind::Q) {
+      q_last_ = value.narrow(1, T_ - 1, 1);  // [b, 1, H, dh]
+      return;
+    }
+    const auto dev = value.device();
+    const auto parts = decompose_rotary_scores(q_last_, value, torch::full({1}, T_ - 1, torch::kLong),
+                                               torch::arange(T_, torch::kLong), *rotary_, scale_);
+    const auto comps = parts.components.squeeze(3);  // [b, H, C, T]
+    sums_.components[p.layer] += comps.sum(0).to(dev, torch::kDouble);
+    total_ = comps.sum(2);
+    if (parts.remainder.defined()) {
+      const auto rem = parts.remainder.squeeze(2);
+      sums_.remainder[p.layer] += rem.sum(0).to(dev, torch::kDouble);
+      total_ = total_ + rem;
+    }
+    q_last_ = at::Tensor();
+  }
+  void block(const HookPoint& p, const MapBlock& b) override { rows_.block(p, b); }
+  void layer_done(int l) override {
+    if (l < 0) return;
+    at::Tensor total = total_;  // [b, H, T]
+    if (!rotary_) {
+      // Keys the query cannot see (a sliding window) are NaN, not −inf: the mean says so.
+      const auto row = rows_.find({HookKind::AttnScores, l});
+      total = row.masked_fill(row.isinf(), std::numeric_limits<float>::quiet_NaN());
+    }
+    if (position_) {
+      const auto pos = rows_.find({HookKind::PosScores, l});
+      sums_.position[l] += pos.sum(0).to(sums_.position.device(), torch::kDouble);
+      if (rotary_) total = total + pos.to(total.device());  // hook_attn_scores has it already
+    }
+    const auto td = total.to(sums_.sum.device(), torch::kDouble);
+    sums_.sum[l] += td.sum(0);
+    sums_.sumsq[l] += td.pow(2).sum(0);
+    total_ = at::Tensor();
+  }
+
+ private:
+  const std::optional<RotaryInfo>& rotary_;
+  bool position_;
+  double scale_;
+  int64_t T_;
+  ProbeSums& sums_;
+  LastRowSink rows_;
+  at::Tensor q_last_, total_;
+};
 
 }  // namespace
 
@@ -124,24 +198,13 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
 
   // Rotary models: q and k, split per component. Others: the logits themselves (so any term a
   // method adds, such as Transformer-XL's u·k, is in `scores`).
-  // Per-position hooks whole; of the maps only the last query's row.
-  const CaptureSpec qk_hooks(rotary ? std::vector<std::string>{"blocks.*.attn.hook_q", "blocks.*.attn.hook_k"}
-                                    : std::vector<std::string>{});
-  std::vector<std::string> row_hooks;
-  if (!rotary) row_hooks.push_back("blocks.*.attn.hook_attn_scores");
-  if (has_position) row_hooks.push_back("blocks.*.attn.hook_pos_scores");
   const int64_t batch = options.batch > 0 ? options.batch : auto_batch(cfg, T, C);
-
   const int64_t NL = cfg.n_layers, H = cfg.n_heads;
   const auto dev = model.device();
   const auto f64 = torch::dtype(torch::kDouble).device(dev);
-  auto sum = torch::zeros({NL, H, T}, f64), sumsq = torch::zeros({NL, H, T}, f64);
-  auto comp_sum = torch::zeros({NL, H, C, T}, f64);
-  auto rem_sum = torch::zeros({NL, H, T}, f64), pos_sum = torch::zeros({NL, H, T}, f64);
-  const auto key_positions = torch::arange(T, torch::kLong);
-  const auto last_position = torch::full({1}, T - 1, torch::kLong);
-  const double scale = cfg.attention_scale();
-
+  ProbeSums sums{torch::zeros({NL, H, T}, f64), torch::zeros({NL, H, T}, f64),
+                 torch::zeros({NL, H, C, T}, f64), torch::zeros({NL, H, T}, f64),
+                 torch::zeros({NL, H, T}, f64)};
   for (int64_t start = 0; start < r.n_samples; start += batch) {
     const int64_t b = std::min(batch, r.n_samples - start);
     const auto repeated = torch::tensor(std::vector<int64_t>(r.tokens.begin() + start,
@@ -149,45 +212,13 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
                                         torch::kLong);
     auto ids = repeated.view({b, 1}).expand({b, T}).clone();
     ids.select(1, 0).fill_(r.bos_id);
-    Captures caps;
-    CaptureSink qk(qk_hooks, caps);
-    LastRowSink last(CaptureSpec{row_hooks});
-    SinkFanout sinks({&qk, &last});
+    ProbeSink sink(rotary, has_position, cfg.attention_scale(), T, sums);
     ForwardOptions forward;
     forward.logits = LogitsReturned::None;
-    model.forward(ids, sinks, [&](int, int) { return !progress || progress(start, r.n_samples); }, forward);
-    for (int l = 0; l < NL; ++l) {
-      at::Tensor total;  // [b, H, T]
-      if (rotary) {
-        const auto q = caps.find({HookKind::Q, l}).to(dev);  // [b, T, H, dh]
-        const auto k = caps.find({HookKind::K, l}).to(dev);  // [b, T, Hkv, dh]
-        const auto q_last = q.slice(1, T - 1);               // [b, 1, H, dh]
-        const auto parts =
-            decompose_rotary_scores(q_last, k, last_position, key_positions, *rotary, scale);
-        const auto comps = parts.components.squeeze(3);  // [b, H, C, T]
-        comp_sum[l] += comps.sum(0).to(torch::kDouble);
-        total = comps.sum(2);
-        if (parts.remainder.defined()) {
-          const auto rem = parts.remainder.squeeze(2);
-          rem_sum[l] += rem.sum(0).to(torch::kDouble);
-          total = total + rem;
-        }
-      } else {
-        // Keys the query cannot see (a sliding window) are NaN, not −inf: the mean says so.
-        const auto row = last.find({HookKind::AttnScores, l}).to(dev);
-        total = row.masked_fill(row.isinf(), std::numeric_limits<float>::quiet_NaN());
-      }
-      if (has_position) {
-        const auto pos = last.find({HookKind::PosScores, l}).to(dev);
-        pos_sum[l] += pos.sum(0).to(torch::kDouble);
-        if (rotary) total = total + pos;  // hook_attn_scores has it already
-      }
-      const auto td = total.to(torch::kDouble);
-      sum[l] += td.sum(0);
-      sumsq[l] += td.pow(2).sum(0);
-    }
+    model.forward(ids, sink, [&](int, int) { return !progress || progress(start, r.n_samples); }, forward);
     if (progress && !progress(start + b, r.n_samples)) throw Cancelled();
   }
+  auto& [sum, sumsq, comp_sum, rem_sum, pos_sum] = sums;
 
   const double n = static_cast<double>(r.n_samples);
   const auto mean = sum / n;
