@@ -4,16 +4,18 @@
 // then zooms, pans and hovers the maps with real Qt events. Reports wall times per step, frame
 // times, and the process's peak RSS (VmHWM) after each step.
 //
-//   xvfb-run -a -s '-screen 0 1600x1000x24' build/bench/poslens_bench_gui CHECKPOINT TEXT_FILE [HEADS]
-//   ... poslens_bench_gui CHECKPOINT --tokens 4096 [HEADS]
+//   xvfb-run -a -s '-screen 0 1600x1000x24' build/bench/poslens_bench_gui CHECKPOINT TEXT_FILE [HEADS [PROBE]]
+//   ... poslens_bench_gui CHECKPOINT --tokens 4096 [HEADS [PROBE]] [--dtype bfloat16]
 //
-// HEADS (default 4): how many head switches to time in the Position map tab.
+// HEADS (default 4): how many head switches to time in the Position map tab; PROBE (default the
+// panel's 16): rotary models' probe tokens behind the position-only map.
 #include <QApplication>
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QMouseEvent>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTest>
 #include <QWheelEvent>
 
@@ -93,13 +95,22 @@ int main(int argc, char** argv) {
     if (!file.open(QIODevice::ReadOnly)) return 1;
     input = {QString::fromUtf8(file.readAll()), false};
   }
-  const int switches = argc > arg ? std::atoi(argv[arg]) : 4;
+  QString dtype = QStringLiteral("float32");
+  std::vector<std::string> rest(argv + arg, argv + argc);
+  for (size_t i = 0; i + 1 < rest.size(); ++i)
+    if (rest[i] == "--dtype") {
+      dtype = QString::fromStdString(rest[i + 1]);
+      rest.erase(rest.begin() + static_cast<long>(i), rest.begin() + static_cast<long>(i) + 2);
+      break;
+    }
+  const int switches = rest.size() > 0 ? std::atoi(rest[0].c_str()) : 4;
+  const int probe = rest.size() > 1 ? std::atoi(rest[1].c_str()) : -1;
 
   poslens::gui::MainWindow window;
   window.resize(1600, 1000);
   window.show();
   Session& session = *window.session();
-  session.setLoadOptions("cpu", "float32");
+  session.setLoadOptions("cpu", dtype);
   QSignalSpy opened(&session, &Session::modelOpened), finished(&session, &Session::runFinished),
       head(&session, &Session::headReady), jobs(&session, &Session::jobFinished),
       failed(&session, &Session::failed);
@@ -123,6 +134,7 @@ int main(int argc, char** argv) {
   }
 
   auto* positions = window.panel<poslens::gui::PositionMapPanel>();
+  if (probe >= 0) positions->widget()->findChild<QSpinBox*>()->setValue(probe);
   if (auto* dock = window.findChild<QDockWidget*>(QStringLiteral("position_map"))) dock->raise();
   clock.start();
   positions->compute();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Long-input benchmark, side by side: for each T, wall time and peak RSS (GNU time -v) of
-#   poslens-cli run (forward, logits only), poslens-cli heads, poslens-cli position-map on one
+#   poslens-cli run (the forward, capturing ln_final only), poslens-cli heads, poslens-cli position-map on one
 #   head, and PyTorch eager keeping every pattern (tools/bench_pytorch_long.py --keep-patterns;
 #   skipped when layers*heads*T^2*4 bytes exceed 75% of MemTotal).
 #   scripts/bench_long.sh MODEL_DIR "512 1024 2048" [OUT.md]
@@ -59,8 +59,10 @@ g = torch.Generator().manual_seed(1234)
 print(','.join(map(str, torch.randint(3, int(sys.argv[2]), (int(sys.argv[1]),), generator=g).tolist())))" \
     "$t" "$vocab" > "$tmp/ids"
   ids=$(cat "$tmp/ids")
-  measure "$t" "poslens-cli run (logits)" \
-    "$cli" run "$model" --device "$device" --tokens "$ids" --capture logits --out "$tmp/out.h5"
+  # The forward: a small capture (ln_final) so the row times the pass, not gzip of [T, vocab].
+  measure "$t" "poslens-cli run" \
+    "$cli" run "$model" --device "$device" --tokens "$ids" --capture ln_final.hook_normalized \
+    --top-k 0 --out "$tmp/out.h5"
   measure "$t" "poslens-cli heads" \
     "$cli" heads "$model" --device "$device" --tokens "$ids" --out "$tmp/out.csv"
   measure "$t" "poslens-cli position-map (head 5.3)" \
