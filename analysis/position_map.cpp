@@ -99,9 +99,23 @@ class PositionMapSink : public HookSink {
   at::Tensor position_, embed_, gate_sums_, visible_;
 };
 
-/// Layer 0's absolute terms of the selected heads, block by block.
-void absolute_blocks(const LoadedModel& model, const at::Tensor& embed, const std::vector<int64_t>& heads,
-                     const PositionMapConsumer& maps, const Progress& progress) {
+}  // namespace
+
+const char* to_string(PositionMapKind kind) {
+  switch (kind) {
+    case PositionMapKind::Pattern: return "pattern";
+    case PositionMapKind::PositionOnly: return "position_map";
+    case PositionMapKind::TokenToken: return "token_token";
+    case PositionMapKind::TokenPosition: return "token_position";
+    case PositionMapKind::PositionToken: return "position_token";
+    case PositionMapKind::PositionPosition: return "position_position";
+    case PositionMapKind::Bias: return "bias";
+  }
+  return "?";
+}
+
+void absolute_term_blocks(const LoadedModel& model, const at::Tensor& embed, const std::vector<int64_t>& heads,
+                          const PositionMapConsumer& maps, const Progress& progress) {
   const auto& c = model.model->config();
   const int64_t T = embed.size(0);
   const AbsoluteTermsBlocks blocks(*model.model, embed, model.model->position_encoding().position_table(T));
@@ -121,21 +135,6 @@ void absolute_blocks(const LoadedModel& model, const at::Tensor& embed, const st
     }
     progress.step(static_cast<int64_t>(n + 1), static_cast<int64_t>(heads.size()));
   }
-}
-
-}  // namespace
-
-const char* to_string(PositionMapKind kind) {
-  switch (kind) {
-    case PositionMapKind::Pattern: return "pattern";
-    case PositionMapKind::PositionOnly: return "position_map";
-    case PositionMapKind::TokenToken: return "token_token";
-    case PositionMapKind::TokenPosition: return "token_position";
-    case PositionMapKind::PositionToken: return "position_token";
-    case PositionMapKind::PositionPosition: return "position_position";
-    case PositionMapKind::Bias: return "bias";
-  }
-  return "?";
 }
 
 PooledPositionMaps::PooledPositionMaps(int64_t T, int64_t cells)
@@ -234,7 +233,7 @@ PositionMapResult position_map(const LoadedModel& loaded, const std::vector<int6
     if (model.position_encoding().has_cope()) r.cope = cope_counting_from_sums(sink.gate_sums(), sink.visible(), ids);
     const auto layer0 = selected(heads, 0, model.config().n_heads);
     if (absolute && !layer0.empty())
-      absolute_blocks(loaded, sink.embed(), layer0, maps, progress.part(1 - absolute_part, absolute_part, "terms"));
+      absolute_term_blocks(loaded, sink.embed(), layer0, maps, progress.part(1 - absolute_part, absolute_part, "terms"));
   }
   return r;
 }

@@ -85,6 +85,13 @@ PositionMapResult position_map_whole(const LoadedModel& model, const std::vector
                                      const PositionMapOptions& options = {},
                                      const Progress& progress = {});
 
+/// Layer 0's absolute-PE terms (seed 004's four terms and the bias terms; analysis/absolute_terms.h)
+/// of `heads`, streamed as TokenToken … Bias blocks of at most ~32 MB to `maps`. `embed` is the
+/// token embedding float [T, d_model] of the input. Unmasked logits (`allowed` says what attention
+/// would see). `progress` steps once per head. Throws poslens::Cancelled and what `maps` throws.
+void absolute_term_blocks(const LoadedModel& model, const at::Tensor& embed, const std::vector<int64_t>& heads,
+                          const PositionMapConsumer& maps, const Progress& progress = {});
+
 /// Max-pools position-map blocks as they arrive, per (kind, layer, head), to at most `cells`
 /// per side (max_pool_block in core/runtime/sinks.h): what a view draws, what --pool writes.
 class PooledPositionMaps {

@@ -139,28 +139,27 @@ void Session::selectHead(int layer, int head) {
   }
   if (!last_run_ || layer < 0 || head < 0) return;
   supersede(QStringLiteral("region"));  // of the previous head
-  Job job;
-  job.tag = QStringLiteral("head");
   HeadRequest request;
   request.layer = layer;
   request.head = head;
-  request.view = last_run_->view;
-  request.cells = kHeadMapCells;
-  job.body = [request](InferenceWorker& w, const JobTicket& t) { w.head(t, request); };
-  enqueue(std::move(job));
+  enqueueHead(QStringLiteral("head"), request);
 }
 
 void Session::requestRegion(int layer, int head, qint64 q0, qint64 q1, qint64 k0, qint64 k1) {
   if (!last_run_ || layer < 0 || head < 0) return;
-  Job job;
-  job.tag = QStringLiteral("region");
   HeadRequest request;
   request.layer = layer;
   request.head = head;
-  request.view = last_run_->view;
-  request.cells = kHeadMapCells;
   request.region = true;
   request.q0 = q0, request.q1 = q1, request.k0 = k0, request.k1 = k1;
+  enqueueHead(QStringLiteral("region"), request);
+}
+
+void Session::enqueueHead(const QString& tag, HeadRequest request) {
+  request.view = last_run_->view;
+  request.cells = kHeadMapCells;
+  Job job;
+  job.tag = tag;
   job.body = [request](InferenceWorker& w, const JobTicket& t) { w.head(t, request); };
   enqueue(std::move(job));
 }

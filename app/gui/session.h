@@ -134,6 +134,8 @@ class Session : public QObject {
   };
 
   void enqueue(Job job);
+  /// Queues a head (or region) map of the last run's view, under `tag`.
+  void enqueueHead(const QString& tag, HeadRequest request);
   /// Drops queued jobs of `tag` and cancels a running one, silently (they were superseded).
   void supersede(const QString& tag);
   void dispatchNext();

@@ -9,7 +9,6 @@
 
 #include <limits>
 
-#include "analysis/absolute_terms.h"
 #include "analysis/heatmap_pooling.h"
 #include "analysis/position_map.h"
 #include "core/base/error.h"
@@ -109,19 +108,9 @@ Work positions_job(const RunInput& input, int layer, int head, int cells, int pr
                              HeatmapKind::Probability, "weight / row max",
                              "position only (" + logits.method() + ")");
     if (logits.method() == "absolute" && layer == 0) {
-      const AbsoluteTermsBlocks terms(*loaded.model, loaded.model->embed(torch::tensor(s.ids).unsqueeze(0))[0],
-                                      pe.position_table(T));
       PooledPositionMaps pooled(T, cells);
-      for (int64_t q0 = 0; q0 < T; q0 += rows) {
-        const int64_t q1 = std::min(T, q0 + rows);
-        const auto t = terms.block(head, q0, q1, 0, T);
-        const auto allowed = allowed_block(cfg, q0, q1, 0, T, loaded.model->device());
-        for (const auto& [kind, values] :
-             {std::pair{PositionMapKind::TokenToken, t.token_token}, {PositionMapKind::TokenPosition, t.token_position},
-              {PositionMapKind::PositionToken, t.position_token}, {PositionMapKind::PositionPosition, t.position_position},
-              {PositionMapKind::Bias, t.bias}})
-          pooled.add({kind, 0, head, q0, 0, T, values, allowed});
-      }
+      absolute_term_blocks(loaded, loaded.model->embed(torch::tensor(s.ids).unsqueeze(0))[0], {head},
+                           [&](const PositionMapBlock& block) { pooled.add(block); });
       for (const auto& [kind, name] :
            {std::pair{PositionMapKind::TokenToken, "token–token"}, {PositionMapKind::TokenPosition, "token–position"},
             {PositionMapKind::PositionToken, "position–token"}, {PositionMapKind::PositionPosition, "position–position"},
