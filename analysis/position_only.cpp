@@ -32,6 +32,7 @@ PositionOnlyLogits::PositionOnlyLogits(const LoadedModel& model, int64_t T,
     probe.length = T;
     probe.samples = options.probe_samples;
     probe.seed = options.seed;
+    probe.per_component = false;  // only the sum over components is read below
     const auto p = run_probe(model, probe, progress.counter());
     // Additive models take only the rotary part from the probe: their own term comes from this
     // input. Key T−1−d sits at distance d from the probe's last query.

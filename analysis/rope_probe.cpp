@@ -8,6 +8,7 @@
 #include <random>
 
 #include "analysis/rope_frequencies.h"
+#include "core/base/compute_setup.h"
 #include "core/base/error.h"
 #include "core/runtime/resources.h"
 #include "core/runtime/sinks.h"
@@ -55,9 +56,9 @@ class ProbeSink : public HookSink {
     return CaptureSpec(hooks);
   }
 
-  ProbeSink(const std::optional<RotaryInfo>& rotary, bool position, double scale, int64_t T,
-            ProbeSums& sums)
-      : rotary_(rotary), position_(position), scale_(scale), T_(T), sums_(sums),
+  ProbeSink(const std::optional<RotaryInfo>& rotary, bool position, bool per_component, double scale,
+            int64_t T, ProbeSums& sums)
+      : rotary_(rotary), position_(position), per_component_(per_component), scale_(scale), T_(T), sums_(sums),
         rows_(row_hooks(rotary.has_value(), position)) {}
   bool wants(const HookPoint& p) const override {
     if (rotary_ && (p.kind == HookKind::Q || p.kind == HookKind::K)) return true;
@@ -72,8 +73,8 @@ class ProbeSink : public HookSink {
     const auto parts = decompose_rotary_scores(q_last_, value, torch::full({1}, T_ - 1, torch::kLong),
                                                torch::arange(T_, torch::kLong), *rotary_, scale_);
     const auto comps = parts.components.squeeze(3);  // [b, H, C, T]
-    sums_.components[p.layer] += comps.sum(0).to(dev, torch::kDouble);
     total_ = comps.sum(2);
+    sums_.components[p.layer] += (per_component_ ? comps : total_.unsqueeze(2)).sum(0).to(dev, torch::kDouble);
     if (parts.remainder.defined()) {
       const auto rem = parts.remainder.squeeze(2);
       sums_.remainder[p.layer] += rem.sum(0).to(dev, torch::kDouble);
@@ -103,7 +104,7 @@ class ProbeSink : public HookSink {
 
  private:
   const std::optional<RotaryInfo>& rotary_;
-  bool position_;
+  bool position_, per_component_;
   double scale_;
   int64_t T_;
   ProbeSums& sums_;
@@ -203,7 +204,8 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
   const auto dev = model.device();
   const auto f64 = torch::dtype(torch::kDouble).device(dev);
   ProbeSums sums{torch::zeros({NL, H, T}, f64), torch::zeros({NL, H, T}, f64),
-                 torch::zeros({NL, H, C, T}, f64), torch::zeros({NL, H, T}, f64),
+                 torch::zeros({NL, H, options.per_component ? C : std::min<int64_t>(C, 1), T}, f64),
+                 torch::zeros({NL, H, T}, f64),
                  torch::zeros({NL, H, T}, f64)};
   for (int64_t start = 0; start < r.n_samples; start += batch) {
     const int64_t b = std::min(batch, r.n_samples - start);
@@ -212,7 +214,7 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
                                         torch::kLong);
     auto ids = repeated.view({b, 1}).expand({b, T}).clone();
     ids.select(1, 0).fill_(r.bos_id);
-    ProbeSink sink(rotary, has_position, cfg.attention_scale(), T, sums);
+    ProbeSink sink(rotary, has_position, options.per_component, cfg.attention_scale(), T, sums);
     ForwardOptions forward;
     forward.logits = LogitsReturned::None;
     model.forward(ids, sink, [&](int, int) { return !progress || progress(start, r.n_samples); }, forward);
@@ -227,7 +229,11 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
   r.components = (comp_sum / n).to(torch::kCPU, torch::kFloat);
   if (has_remainder) r.remainder = (rem_sum / n).to(torch::kCPU, torch::kFloat);
   if (has_position) r.position_terms = (pos_sum / n).to(torch::kCPU, torch::kFloat);
-  compute_probe_vaf(r);
+  if (options.per_component) compute_probe_vaf(r);
+  // The batches' blocks are free now: hand them back, so that the caller's next phase (a
+  // position map's own forward pass) does not add its working memory on top of them.
+  sums = {};
+  release_free_memory();
   return r;
 }
 

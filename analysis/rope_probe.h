@@ -25,6 +25,10 @@ struct ProbeOptions {
   int64_t train_length = 0;  ///< L for the activated band; 0 = from the checkpoint
   /// The tokens to repeat, one sample each; empty = probe_tokens(model, samples, seed).
   std::vector<int64_t> tokens;
+  /// false: the components are kept only summed over c (ProbeResult::components
+  /// [layer, head, 1, key_pos]) and no VAF is computed — all a position-only map reads, with C
+  /// times less memory (GPT-2-small shape at T = 8192: 300 MB of float64 sums -> 9 MB).
+  bool per_component = true;
 };
 
 struct ProbeResult {
@@ -42,14 +46,15 @@ struct ProbeResult {
   /// The same split per rotary component, float32 [layer, head, component, key_pos] (0
   /// components when nothing rotates: then scores are hook_attn_scores' last row itself, NaN
   /// at keys a sliding window hides). components.sum(2) + remainder + position_terms = scores
-  /// for rotary models.
+  /// for rotary models. One summed component when ProbeOptions::per_component is false.
   at::Tensor components;
   at::Tensor remainder;       ///< [layer, head, key_pos]: unrotated dims; undefined when none
   at::Tensor position_terms;  ///< [layer, head, key_pos]: hook_pos_scores' row; undefined when none
   at::Tensor theta;           ///< float64 [component]: effective θ_c (0 past HoPE's cut)
   at::Tensor activated;       ///< bool [component]: π/L < θ_c < 2π/L
   /// VAF (%) of each component curve for the head-mean curve, float32 [layer, component], and
-  /// per head, [layer, head, component]; NaN where the curve is flat.
+  /// per head, [layer, head, component]; NaN where the curve is flat. Undefined without
+  /// ProbeOptions::per_component.
   at::Tensor vaf, vaf_per_head;
 };
 

@@ -76,7 +76,7 @@ struct Frames {
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s CHECKPOINT (TEXT_FILE | --tokens N) [HEADS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s CHECKPOINT (TEXT_FILE | --tokens N) [HEADS [PROBE]] [--dtype DTYPE]\n", argv[0]);
     return 2;
   }
   poslens::set_up_compute();

@@ -72,6 +72,7 @@ AttentionBlocking AttentionBlocking::from_environment() {
                   text + "\"");
     b.query_rows = rows;
     b.key_chunk = keys;
+    b.mlp_rows = rows;
     return b;
   }();
   return parsed;

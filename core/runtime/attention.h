@@ -66,9 +66,11 @@ struct AttentionBlock {
 struct AttentionBlocking {
   int64_t query_rows = 0;  ///< query rows per block
   int64_t key_chunk = 0;   ///< keys per chunk of the streamed (online softmax) path
+  int64_t mlp_rows = 0;    ///< positions per chunk of the MLP (Transformer::forward; 0: from kMlpChunkBytes)
 
   /// The sizes of the environment variable POSLENS_ATTENTION_BLOCKS="ROWS,KEYS" (read once;
-  /// ctest runs the model parity suites a second time with "3,5"), else 0, 0. Throws
+  /// ctest runs the model parity suites a second time with "3,5"; the MLP then runs in chunks
+  /// of ROWS positions too), else 0, 0, 0. Throws
   /// poslens::Error when the variable is set to anything else.
   static AttentionBlocking from_environment();
 };
@@ -81,6 +83,9 @@ at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int6
 /// Bytes one float32 [batch, head, rows, keys] block tensor may take; a block keeps a few alive
 /// (scores, pattern, the encoding's terms).
 inline constexpr int64_t kAttentionBlockBytes = int64_t{32} << 20;
+/// Bytes of one of the MLP's hidden activations ([batch, rows, d_mlp]) the forward pass
+/// allows: longer inputs run the MLP over chunks of positions.
+inline constexpr int64_t kMlpChunkBytes = int64_t{32} << 20;
 
 /// One layer's attention for heads [head_begin, head_begin + head_count) of the model's.
 class LayerAttention {

@@ -18,11 +18,13 @@ int64_t forward_working_bytes(const ModelConfig& c, int64_t batch, int64_t T, c1
   const int64_t width = static_cast<int64_t>(c10::elementSize(dtype));
   const int64_t qkv = (c.n_heads + 2 * c.n_kv_heads) * c.d_head;
   // Residual, normed input, attention output and z (4·d_model); q/k/v and the attention's
-  // contiguous copies (2·qkv); the MLP's gate, up and product (3·d_mlp); float32 norms.
-  const int64_t per_position = (4 * c.d_model + 2 * qkv + 3 * c.d_mlp) * width + 2 * c.d_model * 4;
+  // contiguous copies (2·qkv); float32 norms. The MLP's gate, up and product (3·d_mlp) run
+  // over chunks of positions of at most kMlpChunkBytes each.
+  const int64_t per_position = (4 * c.d_model + 2 * qkv) * width + 2 * c.d_model * 4;
+  const int64_t mlp = 3 * std::min(batch * T * c.d_mlp * width, kMlpChunkBytes + batch * c.d_mlp * width);
   const int64_t blocks = 4 * kAttentionBlockBytes;
   const int64_t logits_chunk = std::max<int64_t>(int64_t{64} << 20, batch * c.vocab_size * 4);
-  return batch * T * per_position + blocks + logits_chunk;
+  return batch * T * per_position + mlp + blocks + logits_chunk;
 }
 
 int64_t hook_bytes(const ModelConfig& c, const HookPoint& point, int64_t batch, int64_t T,

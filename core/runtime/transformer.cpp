@@ -60,6 +60,20 @@ at::Tensor mlp(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h)
   return at::linear(activation(c.activation, at::linear(h, w.w_up, w.b_up)), w.w_down, w.b_down);
 }
 
+/// mlp() over chunks of positions, so its two or three hidden [B, rows, d_mlp] activations stay
+/// near kMlpChunkBytes whatever T (GPT-2-small shape at 8192 tokens: 300 MB -> ~100 MB). The
+/// MLP is position-wise, so the result is the same; short inputs are one chunk. `rows` > 0
+/// forces the chunk (AttentionBlocking::mlp_rows).
+at::Tensor mlp_in_chunks(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h, int64_t rows) {
+  const int64_t B = h.size(0), T = h.size(1);
+  if (rows <= 0)
+    rows = std::max<int64_t>(1, kMlpChunkBytes / (B * c.d_mlp * static_cast<int64_t>(h.element_size())));
+  if (rows >= T) return mlp(c, w, h);
+  std::vector<at::Tensor> parts;
+  for (int64_t p0 = 0; p0 < T; p0 += rows) parts.push_back(mlp(c, w, h.narrow(1, p0, std::min(rows, T - p0))));
+  return at::cat(parts, 1);
+}
+
 }  // namespace
 
 at::Tensor allowed_keys(const ModelConfig& c, int64_t T, c10::Device device) {
@@ -138,7 +152,8 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
   const auto defaults = AttentionBlocking::from_environment();
   const auto& blocking = options.blocking;
   const AttentionBlocking block_sizes{blocking.query_rows ? blocking.query_rows : defaults.query_rows,
-                                      blocking.key_chunk ? blocking.key_chunk : defaults.key_chunk};
+                                      blocking.key_chunk ? blocking.key_chunk : defaults.key_chunk,
+                                      blocking.mlp_rows ? blocking.mlp_rows : defaults.mlp_rows};
   sink.begin(B, T);
 
   auto x = embed(ids);
@@ -199,7 +214,7 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
 
     // Parallel blocks read the MLP input from the block input, not from resid_mid.
     const auto& mlp_in = c.parallel_residual ? x : resid_mid;
-    const auto mlp_out = mlp(c, w, norm(c, mlp_in, w.mlp_norm, w.mlp_norm_bias));
+    const auto mlp_out = mlp_in_chunks(c, w, norm(c, mlp_in, w.mlp_norm, w.mlp_norm_bias), block_sizes.mlp_rows);
     emit(HookKind::MlpOut, l, mlp_out);
     x = resid_mid + mlp_out;
     emit(HookKind::ResidPost, l, x);

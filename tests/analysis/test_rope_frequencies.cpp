@@ -213,6 +213,16 @@ TEST(RopeProbe, ScoresAreTheMeanOfTheForwardsLastRow) {
     expect_close(r.components[l].sum(1) + r.remainder[l] + r.position_terms[l], r.scores[l],
                  all, 1e-5);
   }
+
+  // Without per-component sums (what position-only maps ask for): one summed component, the
+  // same scores, no VAF.
+  options.per_component = false;
+  const auto summed = run_probe(model, options);
+  ASSERT_EQ(summed.components.size(2), 1);
+  const auto all = torch::ones({2, 2, 10}, torch::kBool);
+  expect_close(summed.components.select(2, 0), r.components.sum(2), all, 1e-5);
+  expect_close(summed.scores, r.scores, all, 1e-6);
+  EXPECT_FALSE(summed.vaf.defined());
 }
 
 TEST(RopeProbe, TokensLeaveOutSpecialsAndFollowTheSeed) {

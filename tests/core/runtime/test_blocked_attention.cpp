@@ -135,12 +135,15 @@ TEST_P(BlockedAttention, StreamedKeysGiveTheSameLogits) {
   Captures unused;
   CaptureSink patterns(CaptureSpec({"blocks.*.attn.hook_pattern"}), unused);
   CaptureSink nothing(CaptureSpec(), unused);
-  // Whole rows in one block, whole rows in blocks of 4, keys streamed in chunks of 5.
-  const auto one_block = model.forward(tokens(), patterns, {}, ForwardOptions{{kT, kT}});
-  const auto rows = model.forward(tokens(), patterns, {}, ForwardOptions{{4, 5}});
-  const auto streamed = model.forward(tokens(), nothing, {}, ForwardOptions{{4, 5}});
+  // Whole rows in one block (and the MLP in one chunk), whole rows in blocks of 4, keys
+  // streamed in chunks of 5, the MLP in chunks of 3 positions.
+  const auto one_block = model.forward(tokens(), patterns, {}, ForwardOptions{{kT, kT, kT}});
+  const auto rows = model.forward(tokens(), patterns, {}, ForwardOptions{{4, 5, kT}});
+  const auto streamed = model.forward(tokens(), nothing, {}, ForwardOptions{{4, 5, kT}});
+  const auto mlp_chunks = model.forward(tokens(), nothing, {}, ForwardOptions{{kT, kT, 3}});
   expect_close(rows, one_block, "logits with blocks of rows");
   expect_close(streamed, one_block, "logits with streamed keys");
+  expect_close(mlp_chunks, one_block, "logits with the MLP in chunks");
 }
 
 TEST_P(BlockedAttention, SomeHeadsAndRegionsAreThoseOfTheWholeMap) {
@@ -195,8 +198,8 @@ TEST(BlockedAttention, TrainingGradientsMatchOneBlock) {
   };
   Captures unused;
   CaptureSink nothing(CaptureSpec(), unused);
-  const auto whole = grads({{kT, kT}}, nothing);
-  const auto blocked = grads({{4, 5}}, nothing);
+  const auto whole = grads({{kT, kT, kT}}, nothing);
+  const auto blocked = grads({{4, 5, 3}}, nothing);
   for (size_t i = 0; i < whole.size(); ++i)
     expect_close(blocked[i], whole[i], "gradient of " + params[i].first);
 }

@@ -103,7 +103,9 @@ TEST(Stories260K, ConvertedHuggingFaceFolderGivesTheSameLogits) {
   const auto ids = encode_text(original, "Once upon a time");
   const auto tokens = torch::tensor(ids).unsqueeze(0);
   const auto a = original.model->forward(tokens), b = converted.model->forward(tokens);
-  EXPECT_LT((a - b).abs().max().item<double>(), 1e-5);
+  // Relative to the logits' scale (~10): float32 products summed in another order (the
+  // permuted q/k, block sizes of POSLENS_ATTENTION_BLOCKS) differ by a few ulps.
+  EXPECT_LT((a - b).abs().max().item<double>(), 2e-6 * a.abs().max().item<double>());
   EXPECT_THROW(write_hf_llama(dir.string(), original.model->config(), original.model->weights()), Error) << "existing folder";
 }
 
