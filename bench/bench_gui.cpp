@@ -5,8 +5,10 @@
 // times, and the process's peak RSS (VmHWM) after each step.
 //
 //   xvfb-run -a -s '-screen 0 1600x1000x24' build/bench/poslens_bench_gui CHECKPOINT TEXT_FILE [HEADS [PROBE]]
-//   ... poslens_bench_gui CHECKPOINT --tokens 4096 [HEADS [PROBE]] [--dtype bfloat16]
+//   ... poslens_bench_gui CHECKPOINT --tokens 4096 [HEADS [PROBE]] [--dtype bfloat16] [--run-only]
 //
+// --run-only stops after the run (large models, where the probe would take long): open and run,
+// with the longest gap between two progress updates of the run.
 // HEADS (default 4): how many head switches to time in the Position map tab; PROBE (default the
 // panel's 16): rotary models' probe tokens behind the position-only map.
 #include <QApplication>
@@ -76,7 +78,7 @@ struct Frames {
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s CHECKPOINT (TEXT_FILE | --tokens N) [HEADS [PROBE]] [--dtype DTYPE]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s CHECKPOINT (TEXT_FILE | --tokens N) [HEADS [PROBE]] [--dtype DTYPE] [--run-only]\n", argv[0]);
     return 2;
   }
   poslens::set_up_compute();
@@ -103,6 +105,9 @@ int main(int argc, char** argv) {
       rest.erase(rest.begin() + static_cast<long>(i), rest.begin() + static_cast<long>(i) + 2);
       break;
     }
+  const auto run_only_flag = std::find(rest.begin(), rest.end(), "--run-only");
+  const bool run_only = run_only_flag != rest.end();
+  if (run_only) rest.erase(run_only_flag);
   const int switches = rest.size() > 0 ? std::atoi(rest[0].c_str()) : 4;
   const int probe = rest.size() > 1 ? std::atoi(rest[1].c_str()) : -1;
 
@@ -121,17 +126,28 @@ int main(int argc, char** argv) {
   std::printf("open:            %6.2f s   peak RSS %.2f GB\n", wait_for(opened, 1, 600, clock), peak_rss_gb());
   window.setInputText(input.text);
   if (input.as_token_ids) session.setInput(input);
+  // The longest wait between two progress updates of the run: what a user watches.
+  QElapsedTimer since_update;
+  double longest_gap_s = 0;
+  int updates = 0;
+  QObject::connect(&session, &Session::progress, [&](int, int) {
+    if (updates++ > 0) longest_gap_s = std::max(longest_gap_s, since_update.nsecsElapsed() / 1e9);
+    since_update.start();
+  });
   clock.start();
+  since_update.start();
   session.run();
   const double run_s = wait_for(finished, 1, 1800, clock);
   const double head_s = wait_for(head, 1, 600, clock);
   std::printf("run:             %6.2f s   (first head map at %.2f s)  %s\n", run_s, head_s,
               session.lastRun() ? session.lastRun()->message.toUtf8().constData() : "");
-  std::printf("                 peak RSS %.2f GB\n", peak_rss_gb());
+  std::printf("                 peak RSS %.2f GB; %d progress updates, at most %.2f s apart\n", peak_rss_gb(),
+              updates, longest_gap_s);
   if (!failed.isEmpty()) {
     std::printf("failed: %s\n", failed.at(0).at(1).toString().toUtf8().constData());
     return 1;
   }
+  if (run_only) return 0;
 
   auto* positions = window.panel<poslens::gui::PositionMapPanel>();
   if (probe >= 0) positions->widget()->findChild<QSpinBox*>()->setValue(probe);
