@@ -5,6 +5,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 namespace poslens {
@@ -27,6 +28,12 @@ std::string set_up_compute() {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_ARENA_MAX, 1);
+  // oneDNN (LibTorch's bf16/f16 products on CPUs with AVX-512 BF16) caches a primitive, with its
+  // buffers, per product shape, 1024 of them by default; causal query blocks each see another
+  // number of keys, so a bf16 Llama-3.2-1B shape at 4096 tokens kept ~1.5 GB of them. Read
+  // once, when oneDNN makes its first primitive; a value the user set wins.
+  setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "8", /*overwrite=*/0);
+  setenv("DNNL_PRIMITIVE_CACHE_CAPACITY", "8", /*overwrite=*/0);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int mode = openblas_parallel_mode();
   const int threads = mode == 1 ? 1 : cores;
