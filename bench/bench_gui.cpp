@@ -123,7 +123,8 @@ int main(int argc, char** argv) {
 
   clock.start();
   window.openCheckpoint(checkpoint);
-  std::printf("open:            %6.2f s   peak RSS %.2f GB\n", wait_for(opened, 1, 600, clock), peak_rss_gb());
+  const double open_s = wait_for(opened, 1, 600, clock);  // before reading the peak
+  std::printf("open:            %6.2f s   peak RSS %.2f GB\n", open_s, peak_rss_gb());
   window.setInputText(input.text);
   if (input.as_token_ids) session.setInput(input);
   // The longest wait between two progress updates of the run: what a user watches.
