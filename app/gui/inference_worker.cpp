@@ -233,17 +233,9 @@ HeatmapData head_map(const LoadedModel& loaded, const AttentionState& state, con
                    b.allowed.narrow(1, c0 - b.k_begin, c1 - c0), a - q0, c0 - k0, stride);
   }
   auto map = heatmap_from_pooled(pooled.masked_fill(pooled.isneginf(), NAN), q1 - q0, k1 - k0);
-  map.row_offset = q0;
-  map.col_offset = k0;
-  for (int64_t i = q0; i < q1; ++i) map.row_labels.push_back(display_label(state.labels[static_cast<size_t>(i)]));
-  for (int64_t j = k0; j < k1; ++j) map.col_labels.push_back(display_label(state.labels[static_cast<size_t>(j)]));
-  map.token_ids = state.ids;
-  map.token_pieces = state.pieces;
-  map.layer = r.layer;
-  map.head = r.head;
+  label_head_map(map, state, r.layer, r.head, q0, q1, k0, k1, view.title);
   map.value_name = view.value_name;
   map.kind = view.kind;
-  map.title = "layer " + std::to_string(r.layer) + ", head " + std::to_string(r.head) + " — " + view.title;
   return map;
 }
 

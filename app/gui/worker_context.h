@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "analysis/heatmap_data.h"
 #include "analysis/progress.h"
 #include "app/gui/run_types.h"
 #include "core/runtime/attention.h"
 #include "core/runtime/checkpoint.h"
+#include "core/runtime/run.h"
 
 namespace poslens::gui {
 
@@ -28,6 +30,22 @@ struct AttentionState {
   std::vector<std::string> pieces;  ///< token_pieces
   std::vector<LayerAttentionInputs> layers;
 };
+
+/// Labels `map`, a view of head (`layer`, `head`) of `s` over rows [q0, q1) × keys [k0, k1):
+/// token labels on both axes, the input's ids and pieces, the offsets and the title
+/// "layer L, head H — `what`".
+inline void label_head_map(HeatmapData& map, const AttentionState& s, int layer, int head, int64_t q0,
+                           int64_t q1, int64_t k0, int64_t k1, const std::string& what) {
+  map.row_offset = q0;
+  map.col_offset = k0;
+  for (int64_t i = q0; i < q1; ++i) map.row_labels.push_back(display_label(s.labels[static_cast<size_t>(i)]));
+  for (int64_t j = k0; j < k1; ++j) map.col_labels.push_back(display_label(s.labels[static_cast<size_t>(j)]));
+  map.token_ids = s.ids;
+  map.token_pieces = s.pieces;
+  map.layer = layer;
+  map.head = head;
+  map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + what;
+}
 
 class WorkerContext {
  public:

@@ -22,15 +22,9 @@ HeatmapData view_map(const at::Tensor& pooled, const AttentionState& s, int laye
                      HeatmapKind kind, const std::string& value_name, const std::string& what) {
   const int64_t T = static_cast<int64_t>(s.ids.size());
   auto map = heatmap_from_pooled(pooled, T, T);
-  for (const auto& label : s.labels) map.row_labels.push_back(display_label(label));
-  map.col_labels = map.row_labels;
-  map.token_ids = s.ids;
-  map.token_pieces = s.pieces;
-  map.layer = layer;
-  map.head = head;
+  label_head_map(map, s, layer, head, 0, T, 0, T, what);
   map.value_name = value_name;
   map.kind = kind;
-  map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + what;
   return map;
 }
 
