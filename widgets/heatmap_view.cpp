@@ -206,12 +206,16 @@ void fillCells(QCPColorMapData* cells, const HeatmapData& data, double x0, doubl
   }
 }
 
+/// Source positions per shown cell of an axis max-pooled from `source` to `shown` cells (1 when
+/// not pooled): the stride of pool_stride() in core/runtime/sinks.h.
+double pooledBlock(int64_t shown, int64_t source) {
+  return source > shown && shown > 0 ? static_cast<double>((source + shown - 1) / shown) : 1.0;
+}
+
 }  // namespace
 
 double HeatmapView::coordinateOf(double p, int64_t shown, int64_t source) {
-  if (source <= shown || shown <= 0) return p;
-  const double block = static_cast<double>((source + shown - 1) / shown);
-  return (p + 0.5) / block - 0.5;
+  return (p + 0.5) / pooledBlock(shown, source) - 0.5;
 }
 
 void HeatmapView::setDetail(const HeatmapData& region) {
@@ -249,8 +253,8 @@ void HeatmapView::clearDetail() {
 std::optional<HeatmapView::SourceRange> HeatmapView::visibleSource() const {
   if (!has_data_) return std::nullopt;
   const auto source_of = [](double coordinate, int64_t shown, int64_t source) {
-    const double block = source > shown && shown > 0 ? static_cast<double>((source + shown - 1) / shown) : 1.0;
-    return std::clamp<int64_t>(static_cast<int64_t>(std::floor((coordinate + 0.5) * block)), 0, source);
+    return std::clamp<int64_t>(static_cast<int64_t>(std::floor((coordinate + 0.5) * pooledBlock(shown, source))),
+                               0, source);
   };
   const auto x = plot_->xAxis->range(), y = plot_->yAxis->range();
   SourceRange r{source_of(y.lower, data_.rows, data_.source_rows), source_of(y.upper, data_.rows, data_.source_rows),
@@ -264,8 +268,7 @@ std::optional<std::pair<int64_t, int64_t>> HeatmapView::detailCell(double x, dou
   const auto& d = *detail_;
   // Back from overview coordinates to source positions, then to the region's cells.
   const auto source = [](double coordinate, int64_t shown, int64_t total) {
-    const double block = total > shown && shown > 0 ? static_cast<double>((total + shown - 1) / shown) : 1.0;
-    return (coordinate + 0.5) * block;
+    return (coordinate + 0.5) * pooledBlock(shown, total);
   };
   const double q = source(y, data_.rows, data_.source_rows), k = source(x, data_.cols, data_.source_cols);
   const auto cell = [](double p, int64_t offset, int64_t span, int64_t cells) -> int64_t {
