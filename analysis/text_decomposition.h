@@ -31,7 +31,9 @@ struct TextDecomposition {
 
 /// Runs `model` on `ids` and decomposes layer `layer`'s scores (all heads, or `head` >= 0).
 /// Throws poslens::Error when the model does not rotate q and k (nothing to decompose: the
-/// message names its position encoding), or for a layer or head out of range.
+/// message names its position encoding), for a layer or head out of range, or when the whole
+/// layer's decomposition (held in memory, not streamed: 4·T²·n_heads·(2·C + 4) bytes) would
+/// not fit the available memory.
 TextDecomposition decompose_text(const LoadedModel& model, const std::vector<int64_t>& ids,
                                  int layer, int head = -1, int64_t train_length = 0);
 
