@@ -16,19 +16,31 @@ AbsoluteTermsBlocks::AbsoluteTermsBlocks(const Transformer& model, const at::Ten
   c10::InferenceMode guard;
   const auto& w = model.weights().layers.at(0);
   const auto dev = model.device();
-  const auto ef = e.to(dev, torch::kFloat), pf = p.to(dev, torch::kFloat), x = ef + pf;
+  auto ef = e.to(dev, torch::kFloat);
+  const auto pf = p.to(dev, torch::kFloat);
+  // BERT: the token-type embedding (type 0, as every run here) is on the token side.
+  if (model.weights().token_type_embed.defined())
+    ef = ef + model.weights().token_type_embed[0].to(dev, torch::kFloat);
+  if (c.embed_norm && c.norm_placement == NormPlacement::Pre)
+    throw Error("absolute_terms: a pre-norm model with an embedding norm has two norms in front "
+                "of layer 0; the four-term split is not defined for it");
+  const auto in = model.attention_input_norm(0);  // pre-norm: ln_1; BERT: embeddings.LayerNorm
+  const auto x = ef + pf;
   at::Tensor t, u, beta;
-  if (c.norm == NormType::RMSNorm) {
+  if (!in.present) {
+    t = ef;
+    u = pf;
+  } else if (c.norm == NormType::RMSNorm) {
     const auto r = (x.pow(2).mean(-1, true) + c.norm_eps).sqrt();
-    const auto g = w.attn_norm.to(torch::kFloat) + c.norm_weight_offset;
+    const auto g = in.weight.to(torch::kFloat) + c.norm_weight_offset;
     t = g * ef / r;
     u = g * pf / r;
   } else {
     const auto sigma = (x.var(-1, /*unbiased=*/false, /*keepdim=*/true) + c.norm_eps).sqrt();
-    const auto g = w.attn_norm.defined() ? w.attn_norm.to(torch::kFloat) : torch::ones({c.d_model}, x.options());
+    const auto g = in.weight.defined() ? in.weight.to(torch::kFloat) : torch::ones({c.d_model}, x.options());
     t = g * (ef - ef.mean(-1, true)) / sigma;
     u = g * (pf - pf.mean(-1, true)) / sigma;
-    if (w.attn_norm_bias.defined()) beta = w.attn_norm_bias.to(torch::kFloat);
+    if (in.bias.defined()) beta = in.bias.to(torch::kFloat);
   }
   const int64_t T = e.size(0), H = c.n_heads, Hkv = c.n_kv_heads, dh = c.d_head;
   const auto wq = w.w_q.to(torch::kFloat), wk = w.w_k.to(torch::kFloat);

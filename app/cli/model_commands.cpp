@@ -101,7 +101,7 @@ void run(const RunCommand& c) {
   if (c.pool > 0) sinks.push_back(&pooled);
   SinkFanout all(sinks);
   ForwardOptions options;
-  options.logits = LogitsReturned::Last;
+  options.logits = prediction_logits(cfg);
   const auto start = std::chrono::steady_clock::now();
   at::Tensor last;
   {
@@ -125,15 +125,17 @@ void run(const RunCommand& c) {
   std::cout << "forward pass: " << std::fixed << std::setprecision(3) << seconds << " s on "
             << loaded.model->device() << " (" << dtype_name(loaded.model->dtype()) << ")\n";
   if (c.top_k > 0) {
-    const auto p = torch::softmax(last[0][0].to(torch::kCPU), -1);
-    const auto top = p.topk(std::min<int64_t>(c.top_k, p.size(0)));
-    std::cout << "next token:";
-    for (int64_t i = 0; i < std::get<0>(top).size(0); ++i) {
-      const int64_t id = std::get<1>(top)[i].item<int64_t>();
-      std::cout << " " << quoted(token_labels(loaded, {id})[0]) << " " << std::setprecision(3)
-                << std::get<0>(top)[i].item<float>();
+    // A causal LM's next token; a masked LM's prediction at each [MASK] (or every position).
+    for (const auto& p : predictions(cfg, last, token_labels(loaded, ids), c.top_k)) {
+      if (cfg.predicts_next_token())
+        std::cout << "next token:";
+      else
+        std::cout << "position " << p.position << " ("
+                  << quoted(token_labels(loaded, {ids[static_cast<size_t>(p.position)]})[0]) << "):";
+      for (const auto& [id, prob] : p.top)
+        std::cout << " " << quoted(token_labels(loaded, {id})[0]) << " " << std::setprecision(3) << prob;
+      std::cout << "\n";
     }
-    std::cout << "\n";
   }
   std::cout << "wrote " << n_captures << " captures to " << c.out << "\n";
 }
@@ -146,8 +148,11 @@ struct GenerateCommand {
 
 void generate(const GenerateCommand& c) {
   const auto loaded = load_model(c.model);
-  if (!loaded.tokenizer) throw Error(loaded.tokenizer_note);
   const auto& cfg = loaded.model->config();
+  if (!cfg.predicts_next_token())
+    throw Error("generate needs a causal language model; " + cfg.architecture +
+                " is a bidirectional masked LM (use run: it prints each [MASK]'s prediction)");
+  if (!loaded.tokenizer) throw Error(loaded.tokenizer_note);
   std::vector<int64_t> ids = c.prompt.empty() ? std::vector<int64_t>{loaded.tokenizer->bos_id()}
                                               : encode_text(loaded, c.prompt);
   const size_t prompt_len = ids.size();
@@ -211,7 +216,7 @@ Command run_command() {
                             "Max-pool map hooks to at most N × N cells (attributes pooling, pool_stride)")
                 ->check(CLI::PositiveNumber);
             cmd->add_option("--out", c->out, "Output HDF5 file")->required();
-            cmd->add_option("--top-k", c->top_k, "Next-token predictions to print")->capture_default_str();
+            cmd->add_option("--top-k", c->top_k, "Predictions to print (next token; a masked LM's at each [MASK])")->capture_default_str();
             return cmd;
           },
           [=] { require_input(c->input); }, [=] { run(*c); }};

@@ -67,7 +67,8 @@ class KeepAttentionInputs : public HookSink {
 };
 
 /// One forward pass over `ids` keeping the attention inputs (and whatever `extra` wants); the
-/// last position's logits [1, 1, vocab] into `last_logits` when given.
+/// logits prediction_logits() names (a causal LM's last position, a masked LM's every position)
+/// into `last_logits` when given.
 AttentionState attention_state(const LoadedModel& loaded, const RunInput& input,
                                std::vector<int64_t> ids, const ProgressFn& progress,
                                HookSink* extra = nullptr, at::Tensor* last_logits = nullptr) {
@@ -83,7 +84,7 @@ AttentionState attention_state(const LoadedModel& loaded, const RunInput& input,
   SinkFanout all(sinks);
   c10::InferenceMode inference;
   ForwardOptions options;
-  options.logits = last_logits ? LogitsReturned::Last : LogitsReturned::None;
+  options.logits = last_logits ? prediction_logits(loaded.model->config()) : LogitsReturned::None;
   const auto logits = loaded.model->forward(torch::tensor(s.ids, torch::kLong).unsqueeze(0), all,
                                             progress, options);
   if (last_logits) *last_logits = logits;
@@ -337,13 +338,12 @@ void InferenceWorker::run(const JobTicket& job, const RunInput& input, const QSt
         d.kind = head_view(view).kind;
         summary.thumbnails.push_back(std::move(d));
       }
-    const auto p = torch::softmax(last[0][0].to(torch::kCPU), -1);
-    const int64_t next = p.argmax().item<int64_t>();
-    summary.message = tr("%1 tokens, forward pass %2 s; next token: \"%3\" (p=%4)")
+    // A causal LM's next token; a masked LM's prediction at each [MASK] (every position without one).
+    summary.message = tr("%1 tokens, forward pass %2 s; %3")
                           .arg(ids.size())
                           .arg(seconds, 0, 'f', 3)
-                          .arg(QString::fromStdString(display_label(token_labels(loaded, {next})[0])))
-                          .arg(p[next].item<double>(), 0, 'f', 3);
+                          .arg(QString::fromStdString(describe_predictions(
+                              loaded, predictions(cfg, last, state->labels, 1, cfg.predicts_next_token() ? 1 : 4))));
     state_->run = std::move(state);
     state_->run_view = view;
     if (job.cancelled()) throw Cancelled();

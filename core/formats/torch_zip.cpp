@@ -78,6 +78,7 @@ struct TorchZipFile::Impl {
   std::vector<View> views;        // parallel to infos
   std::unordered_map<std::string, std::size_t> index;
   std::unordered_map<std::string, uint64_t> storage_bytes;  // key -> numel x element size
+  std::map<std::string, nlohmann::json> scalars;            // non-tensor leaves by name
 
   mutable std::mutex mutex;  // guards reader and cache
   mutable std::unordered_map<std::string, std::weak_ptr<RecordBytes>> cache;
@@ -164,7 +165,12 @@ void TorchZipFile::Impl::collect(const Value* v, const std::string& name, int de
         collect(v->items[i], join(std::to_string(i)), depth + 1, visits);
       }
       break;
-    default:  // None, bool, int, float, str, a bare storage type or storage: not tensors
+    case Value::Kind::None: scalars[name] = nullptr; break;
+    case Value::Kind::Bool: scalars[name] = v->boolean; break;
+    case Value::Kind::Int: scalars[name] = v->integer; break;
+    case Value::Kind::Float: scalars[name] = v->real; break;
+    case Value::Kind::String: scalars[name] = v->text; break;
+    default:  // a bare storage type or storage: not tensors
       break;
   }
 }
@@ -275,6 +281,8 @@ TorchZipFile::TorchZipFile(const std::string& path) : impl_(std::make_unique<Imp
 TorchZipFile::~TorchZipFile() = default;
 
 const std::vector<TensorInfo>& TorchZipFile::tensors() const { return impl_->infos; }
+
+const std::map<std::string, nlohmann::json>& TorchZipFile::scalars() const { return impl_->scalars; }
 
 at::Tensor TorchZipFile::load(const std::string& name) const {
   const auto it = impl_->index.find(name);

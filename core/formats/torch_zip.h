@@ -6,9 +6,12 @@
 // aligned: data.pkl (the pickled object, protocol 2, every tensor storage replaced by a
 // persistent id ('storage', torch.<T>Storage, key, location, numel)), data/<key> (the raw bytes
 // of each storage), version, and since PyTorch 2.1 byteorder ("little" or "big").
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/formats/tensor_source.h"
 
@@ -44,6 +47,10 @@ class TorchZipFile : public TensorSource {
   TorchZipFile& operator=(const TorchZipFile&) = delete;
 
   const std::vector<TensorInfo>& tensors() const override;
+  /// The non-tensor leaves of the pickle (None, bool, int, float, str), named as tensors are
+  /// ("model_args.n_layer", "iter_num"): what a training checkpoint says beside its weights
+  /// (nanoGPT's ckpt.pt). Values as JSON (None -> null).
+  const std::map<std::string, nlohmann::json>& scalars() const;
   /// The tensor `name`: CPU, the stored dtype (F32 -> kFloat, F16 -> kHalf, BF16 -> kBFloat16,
   /// F64 -> kDouble, I64 -> kLong, I32 -> kInt, I16 -> kShort, I8 -> kChar, U8 -> kByte,
   /// Bool -> kBool), the saved shape and strides (a transposed view stays a strided view). Its

@@ -59,7 +59,9 @@ const std::vector<arch::ArchitectureEntry>& registry() {
     for (auto family : {arch::llama_family_architectures, arch::gpt2_architectures,
                         arch::gpt_neox_architectures, arch::phi_architectures,
                         arch::gemma_architectures, arch::olmo_architectures,
-                        arch::poslens_architectures}) {
+                        arch::bloom_architectures, arch::mpt_architectures,
+                        arch::bert_architectures, arch::nanogpt_architectures,
+                        arch::transformer_lens_architectures, arch::poslens_architectures}) {
       auto entries = family();
       all.insert(all.end(), entries.begin(), entries.end());
     }
@@ -80,8 +82,12 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-/// The entry `architectures[0]` or, without one, `model_type` selects; null when none does.
-const arch::ArchitectureEntry* detect(const std::string& arch, const std::string& model_type) {
+/// The entry `architectures[0]` or, without one, `model_type` selects (without either: the
+/// entry that recognises the config's keys); null when none does.
+const arch::ArchitectureEntry* detect(const nlohmann::json& j, const std::string& arch, const std::string& model_type) {
+  if (arch.empty() && model_type.empty())
+    for (const auto& e : registry())
+      if (e.recognise && e.recognise(j)) return &e;
   for (const auto& e : registry())
     if (e.read_config && e.model_type_first && contains(e.model_types, model_type)) return &e;
   for (const auto& e : registry())
@@ -107,9 +113,12 @@ ModelConfig read_hf_config(const std::string& path) {
   const std::string model_type =
       j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>()
                                                               : std::string();
-  const auto* entry = detect(arch, model_type);
+  const auto* entry = detect(j, arch, model_type);
   if (!entry) {
     const std::string name = arch.empty() ? model_type : arch;
+    if (name.empty())
+      throw Error(path + ": names no architecture (no \"architectures\" or \"model_type\", and not a "
+                         "TransformerLens HookedTransformerConfig) (supported: " + supported_list() + ")");
     const bool later_gemma = name.rfind("Gemma", 0) == 0 || name.rfind("gemma", 0) == 0;
     throw Error(path + ": unsupported architecture \"" + name + "\"" +
                 (later_gemma ? " (Gemma 2 and 3 need attention soft-capping and sandwich norms, "

@@ -47,6 +47,9 @@ struct ArchitectureEntry {
   WeightTable (*weight_table)(const ModelConfig& c, const TensorSource& source);
   /// Its model_type selects it whatever `architectures` says (the PosLens format).
   bool model_type_first = false;
+  /// For configs with neither `architectures` nor `model_type` (TransformerLens's
+  /// HookedTransformerConfig): true when `j` is this entry's kind of config.
+  bool (*recognise)(const nlohmann::json& j) = nullptr;
 };
 
 std::vector<ArchitectureEntry> llama_family_architectures();  ///< + llama2.c
@@ -56,6 +59,11 @@ std::vector<ArchitectureEntry> phi_architectures();
 std::vector<ArchitectureEntry> gemma_architectures();
 std::vector<ArchitectureEntry> olmo_architectures();
 std::vector<ArchitectureEntry> poslens_architectures();
+std::vector<ArchitectureEntry> bloom_architectures();
+std::vector<ArchitectureEntry> mpt_architectures();
+std::vector<ArchitectureEntry> bert_architectures();  ///< + RoBERTa
+std::vector<ArchitectureEntry> nanogpt_architectures();
+std::vector<ArchitectureEntry> transformer_lens_architectures();
 
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where);

@@ -17,9 +17,11 @@ const char* to_string(Activation v) {
     case Activation::SiLU: return "silu";
     case Activation::GeluNew: return "gelu_new";
     case Activation::GeluExact: return "gelu";
+    case Activation::ReLU: return "relu";
   }
   return "?";
 }
+const char* to_string(NormPlacement v) { return v == NormPlacement::Pre ? "pre" : "post"; }
 void ModelConfig::validate() const {
   auto positive = [&](const char* name, int64_t value) {
     if (value <= 0)
@@ -38,6 +40,10 @@ void ModelConfig::validate() const {
                 ") is not a multiple of n_kv_heads (" + std::to_string(n_kv_heads) + ")");
   if (attn_scale < 0) throw Error(architecture + " config: attn_scale must not be negative");
   if (!(norm_eps > 0)) throw Error(architecture + " config: norm eps must be positive");
+  if (type_vocab_size < 0) throw Error(architecture + " config: type_vocab_size must not be negative");
+  if (clip_qkv < 0) throw Error(architecture + " config: clip_qkv must not be negative");
+  if (norm_placement == NormPlacement::Post && parallel_residual)
+    throw Error(architecture + " config: a post-norm block cannot also be parallel");
 }
 
 PositionContext ModelConfig::position_context() const {
@@ -75,6 +81,12 @@ std::string ModelConfig::to_json() const {
   j["causal"] = causal;
   j["attn_scale"] = attention_scale();
   j["parallel_residual"] = parallel_residual;
+  j["norm_placement"] = to_string(norm_placement);
+  if (embed_norm) j["embed_norm"] = true;
+  if (type_vocab_size) j["type_vocab_size"] = type_vocab_size;
+  if (!final_norm) j["final_norm"] = false;
+  if (mlm_head) j["mlm_head"] = true;
+  if (clip_qkv != 0.0) j["clip_qkv"] = clip_qkv;
   if (embed_scale != 1.0) j["embed_scale"] = embed_scale;
   if (norm_weight_offset != 0.0) j["norm_weight_offset"] = norm_weight_offset;
   j["bos_token_id"] = bos_token_id;

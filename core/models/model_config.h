@@ -11,7 +11,11 @@ namespace poslens {
 
 enum class NormType { RMSNorm, LayerNorm };
 enum class MlpType { Gated, Plain };  // Gated: down(act(gate(x)) * up(x)) (SwiGLU); Plain: down(act(up(x)))
-enum class Activation { SiLU, GeluNew, GeluExact };
+enum class Activation { SiLU, GeluNew, GeluExact, ReLU };
+/// Where a layer's norms sit (the block recipes of core/runtime/transformer.cpp):
+/// Pre: x + attn(norm1(x)), then + mlp(norm2(.)) (GPT-2, Llama, BLOOM, MPT; parallel_residual
+/// variant for NeoX/Phi). Post: norm1(x + attn(x)), then norm2(. + mlp(.)) (BERT, RoBERTa).
+enum class NormPlacement { Pre, Post };
 struct ModelConfig {
   std::string format;        ///< "llama2.c", "huggingface", ...
   std::string architecture;  ///< "llama2.c", "LlamaForCausalLM", "GPT2LMHeadModel", ...
@@ -45,6 +49,20 @@ struct ModelConfig {
   /// x + attn(norm1(x)) + mlp(norm2(x)) instead of two sequential residual steps (GPT-NeoX
   /// `use_parallel_residual`, Phi's parallel block, whose one norm is loaded as both norms).
   bool parallel_residual = false;
+  NormPlacement norm_placement = NormPlacement::Pre;
+  /// A LayerNorm on the embedding sum (token + position + token type) before the first layer:
+  /// BLOOM `word_embeddings_layernorm`, BERT `embeddings.LayerNorm`.
+  bool embed_norm = false;
+  /// Token-type (segment) embeddings added to the input (BERT: 2); 0: none.
+  int64_t type_vocab_size = 0;
+  /// false: no norm between the last layer and the head (post-LN encoders end in one).
+  bool final_norm = true;
+  /// The masked-LM head of BERT/RoBERTa before the unembedding: norm(act(dense(x))) with
+  /// `activation`; the unembedding then predicts each (masked) position's own token.
+  bool mlm_head = false;
+  /// MPT `clip_qkv`: q, k, v are clamped to [-clip_qkv, clip_qkv] after their projections
+  /// (before any rotation); 0: no clipping.
+  double clip_qkv = 0.0;
   /// Token embeddings are multiplied by this (Gemma: sqrt(d_model), in the compute dtype).
   double embed_scale = 1.0;
   /// RMSNorm multiplies by (norm_weight_offset + w), in float32 (Gemma stores w - 1: offset 1).
@@ -62,6 +80,9 @@ struct ModelConfig {
   PositionContext position_context() const;
   /// attn_scale, or 1/sqrt(d_head) when it is 0.
   double attention_scale() const;
+  /// True for a causal language model (next-token prediction); false for a bidirectional
+  /// encoder (masked-LM: the logits at a position predict that position's own token).
+  bool predicts_next_token() const { return causal && !mlm_head; }
   /// The whole config as a JSON object string (written into HDF5 attributes and shown by info);
   /// for a PosLens-format model its config.json, which loads again.
   std::string to_json() const;
@@ -70,5 +91,6 @@ struct ModelConfig {
 const char* to_string(NormType);
 const char* to_string(MlpType);
 const char* to_string(Activation);
+const char* to_string(NormPlacement);
 
 }  // namespace poslens

@@ -26,8 +26,12 @@ struct LayerWeights {
 
 struct ModelWeights {
   at::Tensor tok_embed;                     ///< [vocab, d_model]
+  at::Tensor token_type_embed;              ///< [type_vocab_size, d_model] (BERT); else undefined
+  at::Tensor embed_norm, embed_norm_bias;   ///< [d_model] (config.embed_norm)
   std::vector<LayerWeights> layers;
   at::Tensor final_norm, final_norm_bias;   ///< [d_model]
+  /// The masked-LM head transform (config.mlm_head): dense [d_model, d_model] + bias, then norm.
+  at::Tensor head_dense, head_dense_bias, head_norm, head_norm_bias;
   at::Tensor unembed;                       ///< [vocab, d_model]; aliases tok_embed when tied
   at::Tensor unembed_bias;                  ///< [vocab]
   /// Position-encoding weights (docs/poslens-format.md): `pe.<name>` shared by all layers and

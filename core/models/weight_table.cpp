@@ -57,7 +57,8 @@ int64_t parameter_count(const ModelWeights& w) {
     if (!t.defined() || !seen.insert(t.data_ptr()).second) return;
     total += t.numel();
   };
-  add(w.tok_embed);
+  for (const auto* t : {&w.tok_embed, &w.token_type_embed, &w.embed_norm, &w.embed_norm_bias})
+    add(*t);
   for (const auto& l : w.layers)
     for (auto f : {&LayerWeights::attn_norm, &LayerWeights::attn_norm_bias, &LayerWeights::w_q,
                    &LayerWeights::b_q, &LayerWeights::w_k, &LayerWeights::b_k, &LayerWeights::w_v,
@@ -71,6 +72,7 @@ int64_t parameter_count(const ModelWeights& w) {
   for (const auto& [name, t] : w.pe.shared) add(t);
   add(w.final_norm);
   add(w.final_norm_bias);
+  for (const auto* t : {&w.head_dense, &w.head_dense_bias, &w.head_norm, &w.head_norm_bias}) add(*t);
   add(w.unembed);
   add(w.unembed_bias);
   return total;
@@ -118,6 +120,7 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
     const at::Tensor stored_tensor = source.load(name);
     at::Tensor t = stored_tensor.to(dtype);
     if (rule.transpose) t = t.t();
+    if (rule.to_runtime) t = rule.to_runtime(t);
     t = t.contiguous().to(device);
     // Weights never alias the source's memory map: the model outlives the opened file.
     if (t.data_ptr() == stored_tensor.data_ptr()) t = t.clone();
@@ -207,6 +210,7 @@ std::vector<std::pair<std::string, at::Tensor>> table_tensors(const WeightTable&
       if (rule.optional) return;
       throw Error("weight table: the model has no tensor for " + name);
     }
+    if (rule.to_runtime) throw Error("weight table: " + name + " cannot be written back in its stored layout");
     out.emplace_back(name, rule.transpose ? t.t() : t);
   };
   for (const auto& rule : table.rules) {

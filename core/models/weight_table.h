@@ -27,6 +27,10 @@ struct WeightRule {
   std::vector<LayerField> layer_targets;  ///< per-layer roles (pattern has {L})
   ModelField model_target = nullptr;      ///< model-level role (pattern has no {L})
   bool transpose = false;  ///< stored [in, out] (GPT-2 Conv1D): transposed to [out, in]
+  /// Any other stored layout: maps the stored tensor (already in the compute dtype) to the
+  /// role's [out, in] layout (TransformerLens's per-head W_Q [n_heads, d_model, d_head]).
+  /// Such rules are read-only: table_tensors refuses to write them back.
+  at::Tensor (*to_runtime)(const at::Tensor& stored) = nullptr;
   bool optional = false;   ///< may be absent (e.g. lm_head.weight when tied)
   /// How a rule with several layer_targets hands its (transposed) tensor to them, along dim 0.
   enum class Split {

@@ -35,6 +35,24 @@ std::vector<double> alibi_slopes(int64_t n_heads) {
   return out;
 }
 
+std::vector<double> alibi_slopes_mpt(int64_t n_heads, double bias_max) {
+  if (n_heads < 1)
+    throw Error("alibi_slopes_mpt: n_heads must be >= 1, got " + std::to_string(n_heads));
+  if (!(bias_max > 0))
+    throw Error("alibi_slopes_mpt: alibi_bias_max must be > 0, got " + std::to_string(bias_max));
+  int64_t padded = 1;  // 2^ceil(log2 n_heads)
+  while (padded < n_heads) padded *= 2;
+  std::vector<double> m;
+  for (int64_t k = 1; k <= padded; ++k)
+    m.push_back(std::pow(2.0, -bias_max * static_cast<double>(k) / static_cast<double>(padded)));
+  if (padded == n_heads) return m;
+  std::vector<double> out;
+  for (size_t k = 1; k < m.size(); k += 2) out.push_back(m[k]);
+  for (size_t k = 0; k < m.size(); k += 2) out.push_back(m[k]);
+  out.resize(static_cast<size_t>(n_heads));
+  return out;
+}
+
 at::Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_len, int64_t k_len) {
   if (q_len < 1 || k_len < 1 || q_len > k_len)
     throw Error("alibi_bias: need 1 <= q_len <= k_len, got q_len=" + std::to_string(q_len) +
@@ -53,8 +71,10 @@ at::Tensor alibi_bias(const std::vector<double>& slopes, const at::Tensor& i, co
   return (-m * distance.unsqueeze(0)).to(torch::kFloat32);
 }
 
-AlibiEncoding::AlibiEncoding(int64_t n_heads, bool causal)
-    : slopes_(alibi_slopes(n_heads)), causal_(causal) {}
+AlibiEncoding::AlibiEncoding(std::vector<double> slopes, bool causal)
+    : slopes_(std::move(slopes)), causal_(causal) {
+  if (slopes_.empty()) throw Error("ALiBi needs one slope per head (got none)");
+}
 
 std::string AlibiEncoding::describe() const {
   return "ALiBi (" + std::to_string(slopes_.size()) + " heads" +
@@ -70,10 +90,16 @@ at::Tensor AlibiEncoding::bias(int layer, int64_t head_begin, int64_t n_heads,
 }
 
 ComponentRecipe alibi_recipe(const PositionComponentSpec& spec, const PositionContext& c) {
-  ComponentParams(spec, {});
-  const int64_t heads = c.n_heads;
+  // "slopes": "press" (the reference's, BLOOM's) or "mpt" with its "alibi_bias_max" (MPT).
+  const ComponentParams p(spec, {"slopes", "alibi_bias_max"});
+  const bool mpt = p.choice("slopes", {"press", "mpt"}) == "mpt";
+  const double bias_max = p.number("alibi_bias_max", 8.0);
+  if (!mpt && p.raw().contains("alibi_bias_max"))
+    throw Error(p.where() + ": \"alibi_bias_max\" applies to \"slopes\": \"mpt\" only");
+  if (!(bias_max > 0)) throw Error(p.where() + ": \"alibi_bias_max\" must be > 0");
+  const auto slopes = mpt ? alibi_slopes_mpt(c.n_heads, bias_max) : alibi_slopes(c.n_heads);
   const bool causal = c.causal;
-  return {{}, [=](const PositionWeights&) { return std::make_unique<AlibiEncoding>(heads, causal); }};
+  return {{}, [=](const PositionWeights&) { return std::make_unique<AlibiEncoding>(slopes, causal); }};
 }
 
 }  // namespace poslens

@@ -20,6 +20,15 @@ namespace poslens {
 /// Throws poslens::Error if n_heads < 1.
 std::vector<double> alibi_slopes(int64_t n_heads);
 
+/// MPT's slopes (mosaicml llm-foundry `gen_slopes`, HF modeling_mpt `build_mpt_alibi_tensor`):
+/// with P = 2^ceil(log2 H), m_k = 2^(-bias_max·k/P) for k = 1..P; for a power-of-two H that is
+/// alibi_slopes(H) when bias_max is 8. Otherwise the odd-indexed slopes (m_2, m_4, ...) come
+/// first, then the even-indexed ones (m_1, m_3, ...), cut to H (H=6, bias_max 8: 2^-2, 2^-4,
+/// 2^-6, 2^-8, 2^-1, 2^-3 — the same list as alibi_slopes(6); other bias_max values differ).
+/// HF's MptModel always uses bias_max 8; llm-foundry reads attn_config.alibi_bias_max, as we do.
+/// Throws poslens::Error if n_heads < 1 or bias_max <= 0.
+std::vector<double> alibi_slopes_mpt(int64_t n_heads, double bias_max);
+
 /// The additive logit bias, float32 [head, q_pos, k_pos]:
 ///   bias[h, r, j] = -m_h·(i - j)  for j <= i,   0 for j > i (future keys; masked anyway),
 /// where i = k_len - q_len + r is the absolute position of query row r (queries are the last
@@ -33,12 +42,15 @@ at::Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_len, int64_t 
 at::Tensor alibi_bias(const std::vector<double>& slopes, const at::Tensor& i, const at::Tensor& j,
                       bool symmetric = false);
 
-/// ALiBi (Press et al. 2022): -m_h (i - j) with alibi_slopes(n_heads). Non-causal models get the
-/// symmetric -m_h |i - j| (the usual bidirectional form); no weights.
+/// ALiBi (Press et al. 2022): -m_h (i - j) with the given slopes (alibi_slopes or
+/// alibi_slopes_mpt). Non-causal models get the symmetric -m_h |i - j| (the usual bidirectional
+/// form); no weights. BLOOM and MPT add m_h·j (a key-position bias) instead of -m_h (i - j):
+/// the two differ by m_h·i, constant along each query row, so the patterns are identical and
+/// only hook_attn_scores differs by that row constant (docs/architecture.md).
 class AlibiEncoding : public RelativeBiasEncoding {
  public:
-  /// Throws poslens::Error if n_heads < 1.
-  AlibiEncoding(int64_t n_heads, bool causal);
+  /// Throws poslens::Error if slopes is empty.
+  AlibiEncoding(std::vector<double> slopes, bool causal);
   std::string describe() const override;
 
  protected:

@@ -39,6 +39,15 @@ fs::path torch_zip_in(const fs::path& folder) {
   return {};
 }
 
+/// The config file of a checkpoint folder: config.json (HF, PosLens; also accepted for a
+/// TransformerLens config) or hooked_transformer_config.json (TransformerLens's
+/// HookedTransformerConfig saved as JSON); config.json's path if neither exists.
+fs::path config_in(const fs::path& folder) {
+  if (!fs::is_regular_file(folder / "config.json") && fs::is_regular_file(folder / "hooked_transformer_config.json"))
+    return folder / "hooked_transformer_config.json";
+  return folder / "config.json";
+}
+
 bool starts_with_zip_magic(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   char magic[2] = {0, 0};
@@ -199,10 +208,12 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
   out.path = path_text;
 
   if (fs::is_directory(path)) {
-    const fs::path config_path = path / "config.json";
+    const fs::path config_path = config_in(path);
+    if (!fs::is_regular_file(config_path) && fs::is_regular_file(path / "ckpt.pt"))
+      return load_checkpoint((path / "ckpt.pt").string(), options);  // a nanoGPT out_dir
     if (!fs::is_regular_file(config_path))
-      throw Error(path_text + ": folder has no config.json (expected an HF or PosLens checkpoint "
-                              "folder)");
+      throw Error(path_text + ": folder has no config.json (expected an HF, PosLens or TransformerLens "
+                              "checkpoint folder; TransformerLens: hooked_transformer_config.json)");
     auto config = read_hf_config(config_path.string());
     const fs::path single = path / "model.safetensors";
     const fs::path index = path / "model.safetensors.index.json";
@@ -230,12 +241,29 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
   // A weights file with the config beside it: a .safetensors file or a torch.save zip.
   const bool safetensors = path.extension() == ".safetensors";
   if (safetensors || starts_with_zip_magic(path)) {
-    const fs::path config = path.parent_path() / "config.json";
+    const fs::path config = config_in(path.parent_path());
     const std::string kind =
         safetensors ? "a .safetensors file" : "a PyTorch zip (torch.save) state_dict";
+    if (!safetensors && !fs::is_regular_file(config)) {
+      // Without a config beside it: a training checkpoint that carries its own (nanoGPT).
+      std::unique_ptr<TorchZipFile> zip;
+      try {
+        zip = std::make_unique<TorchZipFile>(path_text);
+      } catch (const Error& e) {
+        throw Error(std::string(e.what()) + " (a PyTorch zip without config.json beside it: only a "
+                    "nanoGPT ckpt.pt carries its own config)");
+      }
+      if (is_nanogpt_checkpoint(*zip)) {
+        auto model_config = nanogpt_config(*zip);
+        out.format = "nanoGPT (PyTorch zip " + path.filename().string() + ")";
+        if (options.tokenizer.empty())
+          out.tokenizer = find_folder_tokenizer(path.parent_path(), model_config.vocab_size, out.tokenizer_note);
+        return finish(std::move(out), *zip, std::move(model_config), options);
+      }
+    }
     if (!fs::is_regular_file(config))
       throw Error(path_text + ": " + kind + " needs config.json beside it (" + config.string() +
-                  " not found)");
+                  " not found; a nanoGPT ckpt.pt carries its own model_args)");
     auto model_config = read_hf_config(config.string());
     std::unique_ptr<TensorSource> source;
     if (safetensors)

@@ -16,7 +16,8 @@ namespace poslens {
 /// (naming it) or an id outside [0, vocab_size).
 std::vector<int64_t> parse_token_ids(const std::string& text, int64_t vocab_size);
 
-/// Encodes `text` with the model's tokenizer, BOS first when the model has one (Llama-style).
+/// Encodes `text` with the model's tokenizer, BOS first when the model has one (Llama-style);
+/// masked LMs get their tokenizer's special tokens ([CLS] … [SEP], <s> … </s>).
 /// Throws poslens::Error for empty text or when the model has no supported tokenizer (the
 /// message says to pass token ids instead).
 std::vector<int64_t> encode_text(const LoadedModel& model, const std::string& text);
@@ -32,6 +33,30 @@ std::vector<std::string> token_pieces(const LoadedModel& model, const std::vecto
 /// control characters and bytes that are not valid UTF-8 (part of a character split across
 /// tokens) as "\xNN"; llama2.c's "\n<s>\n" as "<s>".
 std::string display_label(const std::string& token_text);
+
+/// One position's most likely tokens, best first: (id, probability).
+struct PositionPredictions {
+  int64_t position = 0;  ///< the query position whose logits these are
+  std::vector<std::pair<int64_t, float>> top;
+};
+
+/// Which logits the user reads after a run (ForwardOptions::logits): the last position's of a
+/// causal LM (the next token); every position's of a masked LM (what each masked position
+/// predicts — BERT-style models are short, n_ctx 512).
+LogitsReturned prediction_logits(const ModelConfig& config);
+
+/// The predictions a run reports, from the logits prediction_logits() asked for ([1, pos or 1,
+/// vocab], any device): a causal LM's next token after the last position; a masked LM's
+/// prediction at each position holding the mask token ("[MASK]" or "<mask>"), or at every
+/// position when there is none (at most `max_positions` of them). Throws poslens::Error when
+/// `logits` does not fit `labels`.
+std::vector<PositionPredictions> predictions(const ModelConfig& config, const at::Tensor& logits,
+                                             const std::vector<std::string>& labels, int top_k,
+                                             int max_positions = 16);
+
+/// One line for a status bar or the CLI: "next token: "x" (p=0.41)" or "masked 3 → "paris"
+/// (p=0.52), …", the token texts through display_label.
+std::string describe_predictions(const LoadedModel& model, const std::vector<PositionPredictions>& p);
 
 struct RunResult {
   std::vector<int64_t> ids;           ///< the input, [pos] (batch of one)

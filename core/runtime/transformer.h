@@ -39,6 +39,15 @@ struct ForwardOptions {
   /// Zero fields take AttentionBlocking::from_environment(), then the memory budget.
   AttentionBlocking blocking;
   LogitsReturned logits = LogitsReturned::All;
+  /// BERT-style segment ids, int64 [batch, pos] like the tokens, each < config.type_vocab_size;
+  /// undefined: type 0 everywhere. Only for models with token-type embeddings.
+  at::Tensor token_type_ids;
+};
+
+/// The norm in front of a layer's q/k (Transformer::attention_input_norm).
+struct QkInputNorm {
+  at::Tensor weight, bias;  ///< [d_model] each; undefined when absent
+  bool present = false;     ///< false: q/k read the residual stream as it is
 };
 
 class Transformer {
@@ -78,12 +87,17 @@ class Transformer {
   at::Tensor embed(const at::Tensor& tokens) const;
 
   /// Layer `layer`'s content logits for a residual-stream input `x` (float [batch, pos,
-  /// d_model], any values — e.g. the position embeddings alone): its attention norm, the q and
-  /// k projections with their biases, kv heads repeated, then scale·q·k; no rotation, no
-  /// position terms, no mask. Float32 [batch, head, q_pos, k_pos] on the model's device. This is
+  /// d_model], any values — e.g. the position embeddings alone): the norm in front of its
+  /// attention (blocks::attention_input_norm; at layer 0 also the embedding norm of a model
+  /// that has one: BERT's, BLOOM's), the q and k projections with their biases (clipped for
+  /// MPT), kv heads repeated, then scale·q·k; no rotation, no position terms, no mask. Float32 [batch, head, q_pos, k_pos] on the model's device. This is
   /// the absolute-PE position-only map of SPEC.md §3 (seed 001 Fig. 4) before the softmax.
   /// Throws poslens::Error for a layer out of range or x of the wrong width.
   at::Tensor qk_logits(int layer, const at::Tensor& x) const;
+  /// The norm between the residual stream and layer `layer`'s q/k projections, as {weight,
+  /// bias, present}: attn_norm for pre-norm models; for post-norm models (BERT) the embedding
+  /// norm at layer 0 and none after. Throws std::out_of_range for a layer out of range.
+  QkInputNorm attention_input_norm(int layer) const;
   /// The q and k of qk_logits, each float32 [batch, head, pos, d_head] on the model's device
   /// with kv heads repeated, so that scale·q·kᵀ of any block of them is that block of
   /// qk_logits. Throws as qk_logits.

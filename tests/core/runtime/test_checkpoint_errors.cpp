@@ -71,10 +71,12 @@ TEST(CheckpointErrors, FolderWithoutConfig) {
 }
 
 TEST(CheckpointErrors, UnknownArchitectureNamesItAndTheSupportedOnes) {
-  const auto dir = folder(R"({"architectures": ["BertForMaskedLM"]})", tiny_llama_tensors());
+  const auto dir = folder(R"({"architectures": ["XLNetLMHeadModel"]})", tiny_llama_tensors());
   const auto msg = error_of(dir.string());
-  EXPECT_THAT(msg, HasSubstr("BertForMaskedLM"));
+  EXPECT_THAT(msg, HasSubstr("unsupported architecture \"XLNetLMHeadModel\""));
   EXPECT_THAT(msg, HasSubstr("LlamaForCausalLM"));
+  EXPECT_THAT(msg, HasSubstr("BertForMaskedLM"));
+  EXPECT_THAT(msg, HasSubstr("BloomForCausalLM"));
 }
 
 TEST(CheckpointErrors, ConfigMissingKeyOrInvalidJson) {

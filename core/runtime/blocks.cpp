@@ -1,0 +1,188 @@
+#include "core/runtime/blocks.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace poslens::blocks {
+namespace {
+
+/// RMSNorm (Zhang & Sennrich 2019, as in HF LlamaRMSNorm): normalised in float32, then scaled.
+/// With a weight offset (Gemma) the scaling is done in float32 before the cast, as HF
+/// GemmaRMSNorm does: (normed * (offset + w)).to(dtype).
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, double offset) {
+  const auto xf = x.to(torch::kFloat32);
+  const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  if (offset != 0.0) return (normed * (weight.to(torch::kFloat32) + offset)).to(x.scalar_type());
+  return weight * normed.to(x.scalar_type());
+}
+
+at::Tensor mlp_whole(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
+  if (c.mlp == MlpType::Gated) {
+    const auto gate = activation(c.activation, at::linear(h, w.w_gate, w.b_gate));
+    return at::linear(gate * at::linear(h, w.w_up, w.b_up), w.w_down, w.b_down);
+  }
+  return at::linear(activation(c.activation, at::linear(h, w.w_up, w.b_up)), w.w_down, w.b_down);
+}
+
+/// q, k or v of `h`, [batch, pos, heads, d_head]; MPT clamps them to ±clip_qkv (its Wqkv output).
+at::Tensor projection(const Pass& p, const at::Tensor& h, const at::Tensor& weight, const at::Tensor& bias,
+                      int64_t heads) {
+  auto out = at::linear(h, weight, bias);
+  if (p.config.clip_qkv > 0) out = out.clamp(-p.config.clip_qkv, p.config.clip_qkv);
+  return out.view({p.batch, p.length, heads, p.config.d_head});
+}
+
+}  // namespace
+
+at::Tensor norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (c.norm == NormType::RMSNorm) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset);
+  const auto g = weight.defined() ? weight.to(torch::kFloat32) : at::Tensor();
+  const auto b = bias.defined() ? bias.to(torch::kFloat32) : at::Tensor();
+  return at::layer_norm(x.to(torch::kFloat32), {x.size(-1)}, g, b, c.norm_eps).to(x.scalar_type());
+}
+
+at::Tensor activation(Activation a, const at::Tensor& x) {
+  switch (a) {
+    case Activation::SiLU: return at::silu(x);
+    case Activation::GeluNew: return at::gelu(x, "tanh");
+    case Activation::GeluExact: return at::gelu(x);
+    case Activation::ReLU: return at::relu(x);
+  }
+  return x;
+}
+
+at::Tensor token_embedding(const ModelConfig& c, const ModelWeights& w, const at::Tensor& ids) {
+  auto x = w.tok_embed.index_select(0, ids.flatten()).view({ids.size(0), ids.size(1), c.d_model});
+  if (c.embed_scale != 1.0) x = x * torch::scalar_tensor(c.embed_scale, x.options());
+  return x;
+}
+
+at::Tensor embedding(const Pass& p, const ModelWeights& w, const at::Tensor& ids, const at::Tensor& token_types) {
+  const auto& c = p.config;
+  auto x = token_embedding(c, w, ids);
+  p.emit(HookKind::Embed, -1, x);
+  if (w.token_type_embed.defined()) {
+    // Type 0 everywhere unless given (HF BertModel's default token_type_ids).
+    x = token_types.defined()
+            ? x + w.token_type_embed.index_select(0, token_types.flatten()).view(x.sizes())
+            : x + w.token_type_embed[0];
+  }
+  if (p.pe.has_input_term()) {
+    const auto input = p.pe.input_term(x, p.positions);
+    p.emit(HookKind::PeState, -1, input.pe_state);
+    p.emit(HookKind::PosEmbed, -1, input.added);
+    x = x + input.added;
+  }
+  if (c.embed_norm) x = norm(c, x, w.embed_norm, w.embed_norm_bias);
+  return x;
+}
+
+at::Tensor attention(const Pass& p, int l, const LayerWeights& w, const at::Tensor& h) {
+  const auto& c = p.config;
+  const auto& pe = p.pe;
+  auto q = projection(p, h, w.w_q, w.b_q, c.n_heads);
+  auto k = projection(p, h, w.w_k, w.b_k, c.n_kv_heads);
+  const auto v = projection(p, h, w.w_v, w.b_v, c.n_kv_heads);
+  p.emit(HookKind::Q, l, q);
+  p.emit(HookKind::K, l, k);
+  p.emit(HookKind::V, l, v);
+  if (pe.rotates()) {
+    q = pe.rotate(q, p.positions);
+    k = pe.rotate(k, p.positions);
+    p.emit(HookKind::RotQ, l, q);
+    p.emit(HookKind::RotK, l, k);
+  }
+
+  LayerAttentionInputs inputs{l, q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                              pe.scores_read_block_input() ? h : at::Tensor()};
+  q = k = at::Tensor();
+  if (p.sink.wants_attention_inputs(l)) p.sink.attention_inputs(inputs);
+  BlockRequest maps;
+  maps.scores = p.wants(HookKind::AttnScores, l);
+  maps.pattern = p.wants(HookKind::Pattern, l);
+  maps.position = pe.has_position_scores() && p.wants(HookKind::PosScores, l);
+  maps.cope = pe.has_cope() && (p.wants(HookKind::CopeGates, l) || p.wants(HookKind::CopePos, l));
+  at::Tensor z;  // [B, T, H, dh]; the attention's q/k/v copies are freed before the MLP
+  {
+    const LayerAttention layer_attention(c, pe, inputs);
+    inputs = {};
+    z = layer_attention.output(maps, p.blocking, [&](const AttentionBlock& b) {
+      const auto hand = [&](HookKind kind, const at::Tensor& values) {
+        if (values.defined() && p.wants(kind, l))
+          p.sink.block({kind, l}, {values, b.allowed, b.q_begin, b.k_begin, p.length});
+      };
+      hand(HookKind::AttnScores, b.scores);
+      hand(HookKind::PosScores, b.position);
+      hand(HookKind::CopeGates, b.cope_gates);
+      hand(HookKind::CopePos, b.cope_positions);
+      hand(HookKind::Pattern, b.pattern);
+    });
+  }
+  p.emit(HookKind::Z, l, z);
+  const auto attn_out = at::linear(z.view({p.batch, p.length, c.n_heads * c.d_head}), w.w_o, w.b_o);
+  p.emit(HookKind::AttnOut, l, attn_out);
+  return attn_out;
+}
+
+at::Tensor mlp(const Pass& p, int l, const LayerWeights& w, const at::Tensor& h) {
+  // Chunks of positions keep the two or three hidden [B, rows, d_mlp] activations near
+  // kMlpChunkBytes whatever T (GPT-2-small shape at 8192 tokens: 300 MB -> ~100 MB). The MLP is
+  // position-wise, so the result is the same; short inputs are one chunk.
+  const auto& c = p.config;
+  const int64_t B = h.size(0), T = h.size(1);
+  int64_t rows = p.blocking.mlp_rows;
+  if (rows <= 0)
+    rows = std::max<int64_t>(1, kMlpChunkBytes / (B * c.d_mlp * static_cast<int64_t>(h.element_size())));
+  at::Tensor out;
+  if (rows >= T) {
+    out = mlp_whole(c, w, h);
+  } else {
+    std::vector<at::Tensor> parts;
+    for (int64_t p0 = 0; p0 < T; p0 += rows) parts.push_back(mlp_whole(c, w, h.narrow(1, p0, std::min(rows, T - p0))));
+    out = at::cat(parts, 1);
+  }
+  p.emit(HookKind::MlpOut, l, out);
+  return out;
+}
+
+at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& x) {
+  const auto& c = p.config;
+  p.emit(HookKind::ResidPre, l, x);
+  if (c.norm_placement == NormPlacement::Post) {
+    // BERT: x = norm1(x + attn(x)); x = norm2(x + mlp(x)).
+    const auto resid_mid = x + attention(p, l, w, x);
+    p.emit(HookKind::ResidMid, l, resid_mid);
+    const auto normed_mid = norm(c, resid_mid, w.attn_norm, w.attn_norm_bias);
+    const auto resid_post = normed_mid + mlp(p, l, w, normed_mid);
+    p.emit(HookKind::ResidPost, l, resid_post);
+    return norm(c, resid_post, w.mlp_norm, w.mlp_norm_bias);
+  }
+  const auto resid_mid = x + attention(p, l, w, norm(c, x, w.attn_norm, w.attn_norm_bias));
+  p.emit(HookKind::ResidMid, l, resid_mid);
+  // Parallel blocks (NeoX, Phi) read the MLP input from the block input, not from resid_mid.
+  const auto& mlp_in = c.parallel_residual ? x : resid_mid;
+  const auto resid_post = resid_mid + mlp(p, l, w, norm(c, mlp_in, w.mlp_norm, w.mlp_norm_bias));
+  p.emit(HookKind::ResidPost, l, resid_post);
+  return resid_post;
+}
+
+at::Tensor head_input(const Pass& p, const ModelWeights& w, const at::Tensor& x) {
+  const auto& c = p.config;
+  auto y = c.final_norm ? norm(c, x, w.final_norm, w.final_norm_bias) : x;
+  if (c.mlm_head)  // BertLMPredictionHead's transform: dense -> act -> LayerNorm
+    y = norm(c, activation(c.activation, at::linear(y, w.head_dense, w.head_dense_bias)), w.head_norm,
+             w.head_norm_bias);
+  p.emit(HookKind::LnFinal, -1, y);
+  return y;
+}
+
+QkInputNorm attention_input_norm(const ModelConfig& c, const ModelWeights& w, int l) {
+  const auto& layer = w.layers.at(static_cast<size_t>(l));
+  if (c.norm_placement == NormPlacement::Pre) return {layer.attn_norm, layer.attn_norm_bias, true};
+  if (l == 0 && c.embed_norm) return {w.embed_norm, w.embed_norm_bias, true};
+  return {};
+}
+
+}  // namespace poslens::blocks

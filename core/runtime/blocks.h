@@ -1,0 +1,75 @@
+#pragma once
+// Internal to the runtime: the shared blocks every architecture's forward pass is assembled
+// from (llama.cpp's build_norm / build_attn / build_ffn idea): embedding, norm, attention
+// sublayer, MLP sublayer, head, and the layer recipes that order them (pre-norm sequential,
+// parallel, post-norm). Transformer::forward picks the recipe from ModelConfig; each block
+// hands its hook points to the sink as it makes them (hook_points.h, SPEC.md §1).
+#include <ATen/core/Tensor.h>
+
+#include "core/models/model_config.h"
+#include "core/models/model_weights.h"
+#include "core/position/position_encoding.h"
+#include "core/runtime/attention.h"
+#include "core/runtime/hook_sink.h"
+#include "core/runtime/transformer.h"
+
+namespace poslens::blocks {
+
+/// What one forward pass shares with its blocks.
+struct Pass {
+  const ModelConfig& config;
+  const PositionEncoding& pe;
+  HookSink& sink;
+  at::Tensor positions;       ///< int64 [T], 0..T-1, on the model's device
+  AttentionBlocking blocking; ///< every field resolved (no zeros left to defaults but mlp_rows)
+  int64_t batch = 0, length = 0;
+
+  bool wants(HookKind kind, int layer) const { return sink.wants({kind, layer}); }
+  /// Hands a whole per-position tensor to the sink if it wants it.
+  void emit(HookKind kind, int layer, const at::Tensor& t) const {
+    if (t.defined() && wants(kind, layer)) sink.tensor({kind, layer}, t, 0);
+  }
+};
+
+/// RMSNorm (HF LlamaRMSNorm; Gemma's offset form) or LayerNorm (weight and/or bias may be
+/// undefined: OLMo's non-parametric, MPT's bias-free) over the last dim, computed in float32
+/// and returned in x's dtype; per config.norm and config.norm_eps.
+at::Tensor norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+
+/// The activation function of `a` (tanh GELU for GeluNew, as HF `gelu_new` / BLOOM's).
+at::Tensor activation(Activation a, const at::Tensor& x);
+
+/// Token embeddings (+ token types) (+ the encoding's input term), then the embedding norm:
+/// [batch, pos, d_model] in the model's dtype. Emits hook_embed, hook_pe_state, hook_pos_embed.
+/// `token_types` int64 [batch, pos] or undefined (all type 0); ignored without type embeddings.
+at::Tensor embedding(const Pass& p, const ModelWeights& w, const at::Tensor& ids, const at::Tensor& token_types);
+
+/// hook_embed alone: token embeddings times config.embed_scale (rounded to the dtype first, as
+/// HF Gemma's normalizer is), [batch, pos, d_model].
+at::Tensor token_embedding(const ModelConfig& c, const ModelWeights& w, const at::Tensor& ids);
+
+/// Layer `l`'s attention on its (already normed) input h [batch, pos, d_model]: q/k/v (clipped
+/// for MPT), rotation, blocked attention handing its maps to the sink, output projection.
+/// Returns hook_attn_out [batch, pos, d_model]; emits q, k, v, rot_q/k, the maps, z, attn_out.
+at::Tensor attention(const Pass& p, int l, const LayerWeights& w, const at::Tensor& h);
+
+/// The MLP on its (already normed) input, over chunks of positions (kMlpChunkBytes): the
+/// result equals one whole call, memory stays O(chunk · d_mlp). Emits hook_mlp_out.
+at::Tensor mlp(const Pass& p, int l, const LayerWeights& w, const at::Tensor& h);
+
+/// One layer by config.norm_placement / parallel_residual (model_config.h), resid_pre ->
+/// the next layer's input. Hook names follow TransformerLens: post-norm blocks emit
+/// hook_resid_mid = x + attn_out and hook_resid_post = norm1(resid_mid) + mlp_out, both before
+/// their norms, as TL's BertBlock does; the block's output is norm2(resid_post).
+at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& x);
+
+/// The final norm (if config.final_norm) and the masked-LM transform (if config.mlm_head):
+/// the unembedding's input, emitted as ln_final.hook_normalized.
+at::Tensor head_input(const Pass& p, const ModelWeights& w, const at::Tensor& x);
+
+/// The norm that feeds layer `l`'s q and k from the residual stream: attn_norm for pre-norm
+/// layers; for post-norm layers the embedding norm at layer 0 (it is the last norm the input
+/// went through) and none (`present` false) after.
+QkInputNorm attention_input_norm(const ModelConfig& c, const ModelWeights& w, int l);
+
+}  // namespace poslens::blocks

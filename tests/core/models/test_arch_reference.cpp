@@ -1,0 +1,140 @@
+// Parity of the BLOOM, MPT, BERT, RoBERTa and nanoGPT checkpoints in tests/data/models/ against
+// the expected values their own reference code produced (HF transformers' modeling_bloom,
+// modeling_mpt, modeling_bert, modeling_roberta; nanoGPT's model.py; README there has the
+// command): logits to 1e-4 and every layer's attention pattern to 1e-5, float32.
+#include <torch/torch.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/formats/safetensors.h"
+#include "core/position/alibi.h"
+#include "core/runtime/checkpoint.h"
+#include "core/runtime/transformer.h"
+#include "fixtures.h"
+
+namespace poslens {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+fs::path case_dir(const std::string& name) { return fs::path(POSLENS_SOURCE_DIR) / "tests/data/models" / name; }
+
+struct Reference {
+  SafetensorsFile file;
+  explicit Reference(const std::string& name) : file((case_dir(name) / "reference.safetensors").string()) {}
+  at::Tensor operator[](const std::string& name) const { return file.load(name).to(torch::kFloat32); }
+  at::Tensor ids(const std::string& name = "input_ids") const { return file.load(name).to(torch::kLong); }
+};
+
+/// Loads `path`, runs the reference's input_ids (and token_type_ids when `token_types`), and
+/// compares logits and every layer's pattern.
+void expect_parity(const std::string& name, const fs::path& path, bool token_types = false) {
+  const Reference ref(name);
+  const auto loaded = load_checkpoint(path.string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  Captures captures;
+  CaptureSink sink(CaptureSpec({"blocks.*.attn.hook_pattern"}), captures);
+  ForwardOptions options;
+  if (token_types) options.token_type_ids = ref.ids("token_type_ids");
+  c10::InferenceMode guard;
+  const auto logits = model.forward(ref.ids(), sink, {}, options);
+  EXPECT_TRUE(torch::allclose(logits, ref["logits"], 0, 1e-4))
+      << name << ": logits differ by " << (logits - ref["logits"]).abs().max().item<float>();
+  for (int l = 0; l < model.config().n_layers; ++l) {
+    const auto pattern = captures.find({HookKind::Pattern, l});
+    const auto expected = ref["attentions." + std::to_string(l)];
+    ASSERT_TRUE(pattern.defined());
+    EXPECT_TRUE(torch::allclose(pattern, expected, 0, 1e-5))
+        << name << " layer " << l << ": pattern differs by " << (pattern - expected).abs().max().item<float>();
+  }
+}
+
+TEST(ArchReference, BloomWithTransformerPrefixAndTiedHead) {
+  expect_parity("bloom", case_dir("bloom"));
+  const auto loaded = load_checkpoint(case_dir("bloom").string(), {"cpu", "float32", ""});
+  EXPECT_EQ(loaded.model->config().architecture, "BloomForCausalLM");
+  EXPECT_THAT(loaded.model->position_encoding().describe(), HasSubstr("ALiBi (6 heads"));
+}
+
+TEST(ArchReference, BloomHubLayoutWithoutPrefix) { expect_parity("bloom_noprefix", case_dir("bloom_noprefix")); }
+
+TEST(ArchReference, MptAlibiAndClipQkv) {
+  expect_parity("mpt", case_dir("mpt"));
+  const auto loaded = load_checkpoint(case_dir("mpt").string(), {"cpu", "float32", ""});
+  EXPECT_DOUBLE_EQ(loaded.model->config().clip_qkv, 1.5);
+}
+
+TEST(ArchReference, BertMaskedLmWithTokenTypes) {
+  expect_parity("bert", case_dir("bert"), /*token_types=*/true);
+  const auto loaded = load_checkpoint(case_dir("bert").string(), {"cpu", "float32", ""});
+  EXPECT_FALSE(loaded.model->config().causal);
+  EXPECT_FALSE(loaded.model->config().predicts_next_token());
+}
+
+TEST(ArchReference, RobertaPositionsStartAfterPadding) { expect_parity("roberta", case_dir("roberta")); }
+
+TEST(ArchReference, NanoGptCheckpoint) {
+  expect_parity("nanogpt", case_dir("nanogpt") / "ckpt.pt");
+  const auto loaded = load_checkpoint((case_dir("nanogpt") / "ckpt.pt").string(), {"cpu", "float32", ""});
+  EXPECT_EQ(loaded.model->config().architecture, "nanoGPT");
+}
+
+TEST(ArchReference, NanoGptCompiledWithoutBias) {
+  expect_parity("nanogpt_compiled", case_dir("nanogpt_compiled") / "ckpt.pt");
+  const auto loaded = load_checkpoint((case_dir("nanogpt_compiled") / "ckpt.pt").string(), {"cpu", "float32", ""});
+  EXPECT_FALSE(loaded.model->config().qkv_bias);
+}
+
+TEST(ArchReference, TransformerLensStateDictWithItsConfig) {
+  // TL's own convert_nanogpt_weights layout (W_Q [n_heads, d_model, d_head], ...), with the
+  // HookedTransformerConfig as hooked_transformer_config.json; the expected values are nanoGPT's.
+  expect_parity("tl_nanogpt", case_dir("tl_nanogpt"));
+  expect_parity("tl_nanogpt_compiled", case_dir("tl_nanogpt_compiled"));
+  const auto loaded = load_checkpoint(case_dir("tl_nanogpt").string(), {"cpu", "float32", ""});
+  EXPECT_EQ(loaded.model->config().architecture, "HookedTransformer");
+  EXPECT_EQ(loaded.model->config().format, "TransformerLens");
+}
+
+TEST(ArchReference, UnsupportedTransformerLensOptionsAreNamed) {
+  const auto dir = test::scratch_dir();
+  fs::copy(case_dir("tl_nanogpt"), dir, fs::copy_options::recursive);
+  auto config = nlohmann::json::parse(std::ifstream(dir / "hooked_transformer_config.json"));
+  config["positional_embedding_type"] = "shortformer";
+  std::ofstream(dir / "hooked_transformer_config.json") << config.dump();
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(dir.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("positional_embedding_type \"shortformer\" is not supported"));
+}
+
+TEST(ArchReference, AlibiSlopesOfBothRecipes) {
+  // BLOOM's (Press et al.) and MPT's agree at alibi_bias_max 8 for any head count; MPT's
+  // odd-then-even order shows with another bias_max (llm-foundry gen_slopes, by hand).
+  const auto h6 = std::vector<double>{0.25, 1.0 / 16, 1.0 / 64, 1.0 / 256, 0.5, 0.125};
+  EXPECT_EQ(alibi_slopes(6), h6);
+  EXPECT_EQ(alibi_slopes_mpt(6, 8.0), h6);
+  const auto mpt = alibi_slopes_mpt(3, 4.0);  // P = 4: m_k = 2^-k -> odd-indexed (2^-2, 2^-4), then 2^-1
+  EXPECT_EQ(mpt, (std::vector<double>{0.25, 1.0 / 16, 0.5}));
+}
+
+TEST(ArchReference, TokenTypesAreCheckedAndOnlyForModelsThatHaveThem) {
+  const auto bert = load_checkpoint(case_dir("bert").string(), {"cpu", "float32", ""});
+  ForwardOptions options;
+  options.token_type_ids = torch::full({1, 3}, 2, torch::kLong);  // type_vocab_size is 2
+  Captures unused;
+  CaptureSink none(CaptureSpec(), unused);
+  EXPECT_THAT(test::error_of([&] { bert.model->forward(torch::zeros({1, 3}, torch::kLong), none, {}, options); }),
+              HasSubstr("token type ids must lie in [0, 2)"));
+  const auto bloom = load_checkpoint(case_dir("bloom").string(), {"cpu", "float32", ""});
+  options.token_type_ids = torch::zeros({1, 3}, torch::kLong);
+  EXPECT_THAT(test::error_of([&] { bloom.model->forward(torch::zeros({1, 3}, torch::kLong), none, {}, options); }),
+              HasSubstr("has no token-type embeddings"));
+}
+
+}  // namespace
+}  // namespace poslens
