@@ -18,12 +18,6 @@ const fs = require("fs");
 const path = require("path");
 const { Tokenizer } = require("tokenizers");
 
-const [fixtures, outDir] = process.argv.slice(2);
-if (!fixtures || !outDir) {
-  console.error("usage: make_tokenizer_reference.js FIXTURES_TOKENIZERS_DIR OUT_DIR");
-  process.exit(2);
-}
-
 // Character offsets -> UTF-8 byte offsets.
 function byteOffsets(text, offsets) {
   const chars = Array.from(text);  // code points
@@ -256,7 +250,15 @@ const COMPONENT_TEXTS = [
   "<s>x</s>", "hello words wordsmith", "don't stop, please!",
 ];
 
-(async () => {
+// tools/make_bert_t5_reference.js reuses the texts and the case format.
+module.exports = { byteOffsets, cases, FIXTURE_TEXTS };
+
+if (require.main === module) (async () => {
+  const [fixtures, outDir] = process.argv.slice(2);
+  if (!fixtures || !outDir) {
+    console.error("usage: make_tokenizer_reference.js FIXTURES_TOKENIZERS_DIR OUT_DIR");
+    process.exit(2);
+  }
   fs.mkdirSync(outDir, { recursive: true });
   const header = (source) => ({
     generator: "tools/make_tokenizer_reference.js",

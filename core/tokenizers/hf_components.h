@@ -55,10 +55,12 @@ class PreTokenizer {
   virtual std::string name() const = 0;
 };
 
-/// A word piece of the model's output: the id and the byte range within the word.
+/// A word piece of the model's output: the id and the byte range within the word. `raw`: the
+/// token's text is those bytes of the word, not the id's piece (HF Unigram's unknown tokens).
 struct ModelToken {
   int64_t id;
   uint32_t start, end;
+  bool raw = false;
 };
 
 class Model {
@@ -102,6 +104,10 @@ class Decoder {
 // Readers: each throws poslens::Error naming the file and the field for an unknown type, a
 // missing or mistyped field, a value HF's reader refuses, or a regex that does not compile.
 std::unique_ptr<Normalizer> read_normalizer(const Field& field);
+/// {"type": "BertNormalizer", ...} (hf_bert_normalizer.cpp).
+std::unique_ptr<Normalizer> read_bert_normalizer(const Field& field);
+/// {"type": "Precompiled", "precompiled_charsmap": base64} (hf_precompiled.cpp).
+std::unique_ptr<Normalizer> read_precompiled_normalizer(const Field& field);
 std::unique_ptr<PreTokenizer> read_pre_tokenizer(const Field& field);
 /// `vocab_size`: ids the post-processor names must be below it.
 std::unique_ptr<PostProcessor> read_post_processor(const Field& field, int64_t vocab_size);

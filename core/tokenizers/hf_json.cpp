@@ -1,5 +1,11 @@
 #include "core/tokenizers/hf_json.h"
 
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <string_view>
+
 #include "core/base/error.h"
 #include "core/base/text.h"
 #include "core/base/untrusted_json.h"
@@ -9,6 +15,47 @@ namespace poslens::hf {
 
 nlohmann::json parse_tokenizer_json(const std::string& text, const std::string& where) {
   return parse_untrusted_json_sorted(text.data(), text.data() + text.size(), where, "the file");
+}
+
+double serde_json_f64(double value) {
+  if (!std::isfinite(value) || value == 0) return value;
+  char buffer[64];
+  const auto written = std::to_chars(buffer, buffer + sizeof buffer, value);
+  std::string_view s(buffer, static_cast<size_t>(written.ptr - buffer));
+  const bool negative = s.front() == '-';
+  if (negative) s.remove_prefix(1);
+  const size_t e = s.find('e');
+  int exponent = e == std::string_view::npos ? 0 : std::atoi(std::string(s.substr(e + 1)).c_str());
+  uint64_t significand = 0;
+  bool fraction = false;
+  for (const char c : s.substr(0, e)) {
+    if (c == '.') {
+      fraction = true;
+      continue;
+    }
+    significand = significand * 10 + static_cast<uint64_t>(c - '0');  // at most 17 digits
+    if (fraction) --exponent;
+  }
+  // serde_json's POW10: 1e0 ... 1e308, each correctly rounded.
+  static const std::array<double, 309> pow10 = [] {
+    std::array<double, 309> t{};
+    for (size_t k = 0; k < t.size(); ++k)
+      t[k] = std::strtod(("1e" + std::to_string(k)).c_str(), nullptr);
+    return t;
+  }();
+  double f = static_cast<double>(significand);
+  for (;;) {  // serde_json de.rs f64_from_parts
+    const int magnitude = exponent < 0 ? -exponent : exponent;
+    if (magnitude < static_cast<int>(pow10.size())) {
+      f = exponent >= 0 ? f * pow10[static_cast<size_t>(magnitude)]
+                        : f / pow10[static_cast<size_t>(magnitude)];
+      break;
+    }
+    if (f == 0 || exponent >= 0) return value;  // (serde_json: zero, or out of range)
+    f /= 1e308;
+    exponent += 308;
+  }
+  return negative ? -f : f;
 }
 
 void Field::fail(const std::string& what) const {

@@ -18,6 +18,13 @@ inline constexpr int64_t kMaxVocabulary = 1 << 22;
 /// object). Throws poslens::Error "<where>: ...".
 nlohmann::json parse_tokenizer_json(const std::string& text, const std::string& where);
 
+/// The double HF's Rust reader (serde_json without its float_roundtrip feature) gets for the
+/// number written as `value`'s shortest round-trip form (how serde_json and Python write them):
+/// the decimal significand as a double, then one multiplication or division by a power of ten,
+/// which is off by one unit in the last place for some 17-digit numbers (about 7% of the
+/// Unigram scores of a SentencePiece model). Unigram's Viterbi compares sums of these scores.
+double serde_json_f64(double value);
+
 /// One value in a JSON document with the path that leads to it, for error messages.
 class Field {
  public:

@@ -1,7 +1,9 @@
-// tokenizer.json "model": BPE and WordLevel (HF models/bpe/serialization.rs,
-// models/wordlevel/serialization.rs), with the limits of an untrusted file.
+// tokenizer.json "model": BPE, WordLevel, WordPiece and Unigram (HF models/{bpe,wordlevel,
+// wordpiece,unigram}/serialization.rs), with the limits of an untrusted file.
 #include "core/base/text.h"
 #include "core/tokenizers/hf_bpe.h"
+#include "core/tokenizers/hf_unigram.h"
+#include "core/tokenizers/hf_wordpiece.h"
 
 namespace poslens::hf {
 namespace {
@@ -53,6 +55,20 @@ std::vector<std::pair<std::string, std::string>> read_merges(const Field& field)
   return merges;
 }
 
+/// Unigram's model.vocab [["piece", score], ...] in id order.
+std::vector<std::pair<std::string, double>> read_scored_vocab(const Field& field) {
+  const size_t n = field.array_size();
+  std::vector<std::pair<std::string, double>> vocab;
+  vocab.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Field entry = field.at(i);
+    if (!entry.json().is_array() || entry.json().size() != 2)
+      entry.fail("must be [\"piece\", score]");
+    vocab.emplace_back(entry.at(0).string(), serde_json_f64(entry.at(1).number()));
+  }
+  return vocab;
+}
+
 }  // namespace
 
 std::unique_ptr<Model> read_model(const Field& field) {
@@ -74,8 +90,25 @@ std::unique_ptr<Model> read_model(const Field& field) {
   if (type == "WordLevel")
     return std::make_unique<WordLevelModel>(read_vocab(field["vocab"]),
                                             field.string_or("unk_token", "<unk>"), where);
+  if (type == "WordPiece") {
+    const int64_t max_chars = field.int_or("max_input_chars_per_word", 100);
+    if (max_chars < 0) field["max_input_chars_per_word"].fail("must not be negative");
+    return std::make_unique<WordPieceModel>(
+        read_vocab(field["vocab"]), field.string_or("unk_token", "[UNK]"),
+        field.string_or("continuing_subword_prefix", "##"), static_cast<uint64_t>(max_chars),
+        where);
+  }
+  if (type == "Unigram") {
+    int64_t unk_id = -1;
+    if (field.has("unk_id")) {
+      unk_id = field["unk_id"].integer();
+      if (unk_id < 0) field["unk_id"].fail("must be null or an id, got " + std::to_string(unk_id));
+    }
+    return std::make_unique<UnigramModel>(read_scored_vocab(field["vocab"]), unk_id,
+                                          field.bool_or("byte_fallback", false), where);
+  }
   field["type"].fail("model type " + poslens::quoted(type) +
-                     " is not supported (PosLens reads BPE and WordLevel)");
+                     " is not supported (PosLens reads BPE, WordLevel, WordPiece and Unigram)");
 }
 
 }  // namespace poslens::hf

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include <unicode/normalizer2.h>
+#include <unicode/uchar.h>
 #include <unicode/unistr.h>
 #include <unicode/ustring.h>
 
@@ -180,47 +181,114 @@ void NormalizedText::normalize(Form form) {
       : form == Form::NFD  ? icu::Normalizer2::getNFDInstance(status)
       : form == Form::NFKC ? icu::Normalizer2::getNFKCInstance(status)
                            : icu::Normalizer2::getNFKDInstance(status);
-  if (U_FAILURE(status) || normalizer == nullptr)
+  const bool compatible = form == Form::NFKC || form == Form::NFKD;
+  const icu::Normalizer2* decomposer = compatible ? icu::Normalizer2::getNFKDInstance(status)
+                                                  : icu::Normalizer2::getNFDInstance(status);
+  const icu::Normalizer2* composer = icu::Normalizer2::getNFCInstance(status);
+  if (U_FAILURE(status) || normalizer == nullptr || decomposer == nullptr || composer == nullptr)
     throw Error(std::string("ICU normalizer unavailable: ") + u_errorName(status));
+  // Text already in the form comes out unchanged, every character replacing itself.
   const auto whole = icu::UnicodeString::fromUTF8(text);
   if (normalizer->isNormalized(whole, status) && U_SUCCESS(status)) return;
-  status = U_ZERO_ERROR;
 
-  std::vector<CharChange> dest;
-  dest.reserve(text.size());
-  std::vector<char32_t> segment;
-  auto flush = [&] {
-    if (segment.empty()) return;
-    icu::UnicodeString source;
-    for (char32_t c : segment) source.append(static_cast<UChar32>(c));
-    UErrorCode st = U_ZERO_ERROR;
-    const icu::UnicodeString result = normalizer->normalize(source, st);
-    std::vector<char32_t> out;
-    if (U_FAILURE(st)) {
-      out = segment;
-    } else {
-      for (int32_t k = 0; k < result.length();) {
-        const UChar32 c = result.char32At(k);
-        out.push_back(static_cast<char32_t>(c));
-        k += U16_LENGTH(c);
-      }
-    }
-    const size_t n = segment.size(), m = out.size();
-    for (size_t k = 0; k < m; ++k) dest.push_back({out[k], k < n ? 0 : 1});
-    if (m < n && m > 0) dest.back().change = -static_cast<int>(n - m);
-    if (m == 0) {
-      // Everything removed: nothing carries the removal; transform drops the old characters.
-    }
-    segment.clear();
+  // The characters and changes of unicode-normalization-alignments (the crate HF normalizes
+  // with): each character's full decomposition, its first character replacing it and the
+  // others added after it (decompose.rs); runs of non-starters stably sorted by combining class.
+  struct Item {
+    uint8_t ccc;
+    char32_t c;
+    int change;
   };
+  std::vector<Item> items;
+  items.reserve(text.size());
+  size_t block = 0;  // where the run that is not yet in canonical order starts
+  auto by_class = [](const Item& a, const Item& b) { return a.ccc < b.ccc; };
+  // The crate's tables are Unicode 9.0: a character assigned later has no decomposition and
+  // combining class 0 there.
+  auto unicode9 = [](char32_t c) {
+    UVersionInfo age;
+    u_charAge(static_cast<UChar32>(c), age);
+    return age[0] <= 9;
+  };
+  auto push = [&](char32_t c, int change) {
+    const auto ccc =
+        unicode9(c) ? static_cast<uint8_t>(u_getCombiningClass(static_cast<UChar32>(c))) : uint8_t{0};
+    if (ccc == 0) {
+      std::stable_sort(items.begin() + static_cast<std::ptrdiff_t>(block), items.end(), by_class);
+      block = items.size();
+    }
+    items.push_back({ccc, c, change});
+  };
+  icu::UnicodeString decomposition;
   for (size_t i = 0; i < text.size();) {
     size_t n;
     const char32_t c = next_char(text, i, &n);
     i += n;
-    if (!segment.empty() && normalizer->hasBoundaryBefore(static_cast<UChar32>(c))) flush();
-    segment.push_back(c);
+    if (!unicode9(c) || !decomposer->getDecomposition(static_cast<UChar32>(c), decomposition)) {
+      push(c, 0);
+      continue;
+    }
+    bool first = true;
+    for (int32_t k = 0; k < decomposition.length();) {
+      const UChar32 d = decomposition.char32At(k);
+      push(static_cast<char32_t>(d), first ? 0 : 1);
+      first = false;
+      k += U16_LENGTH(d);
+    }
   }
-  flush();
+  std::stable_sort(items.begin() + static_cast<std::ptrdiff_t>(block), items.end(), by_class);
+
+  std::vector<CharChange> dest;
+  dest.reserve(items.size());
+  if (form == Form::NFD || form == Form::NFKD) {
+    for (const auto& item : items) dest.push_back({item.c, item.change});
+    transform(dest, 0);
+    return;
+  }
+  // recompose.rs: a starter (the composee) absorbs each following character it composes with
+  // and is not blocked from; an absorbed character's change is folded into the composite's.
+  bool have_composee = false;
+  CharChange composee{0, 0};
+  int last_ccc = -1;  // none
+  std::vector<CharChange> blocked;
+  auto compose = [&](char32_t a, char32_t b) {
+    return composer->composePair(static_cast<UChar32>(a), static_cast<UChar32>(b));
+  };
+  for (const auto& [ccc, c, change] : items) {
+    if (!have_composee) {
+      if (ccc != 0) dest.push_back({c, change});
+      else composee = {c, change}, have_composee = true;
+      continue;
+    }
+    if (last_ccc < 0 || last_ccc < ccc) {
+      const UChar32 r = compose(composee.c, c);
+      if (r >= 0) {
+        composee = {static_cast<char32_t>(r), composee.change + change - 1};
+        continue;
+      }
+      if (last_ccc < 0 && ccc == 0) {
+        dest.push_back(composee);
+        composee = {c, change};
+        continue;
+      }
+      blocked.push_back({c, change});
+      last_ccc = ccc;
+      continue;
+    }
+    // blocked from the composee
+    if (ccc == 0) {
+      dest.push_back(composee);
+      dest.insert(dest.end(), blocked.begin(), blocked.end());
+      blocked.clear();
+      composee = {c, change};
+      last_ccc = -1;
+      continue;
+    }
+    blocked.push_back({c, change});
+    last_ccc = ccc;
+  }
+  if (have_composee) dest.push_back(composee);
+  dest.insert(dest.end(), blocked.begin(), blocked.end());
   transform(dest, 0);
 }
 

@@ -65,8 +65,17 @@ struct NormalizedText {
   void strip(bool left, bool right);
   /// Unicode lowercase, per character (Rust char::to_lowercase, ICU full case mapping).
   void lowercase();
+  /// HF NormalizedString::filter: removes the characters for which `keep(c)` is false; each
+  /// removal is carried by the kept character before it (or skipped at the start).
+  template <class Keep>
+  void filter(Keep&& keep);
+  /// HF NormalizedString::map: every character replaced by `f(c)`, one for one.
+  template <class F>
+  void map(F&& f);
   enum class Form { NFC, NFD, NFKC, NFKD };
-  /// Unicode normalization from ICU, aligned per normalization segment.
+  /// Unicode normalization as HF's unicode-normalization-alignments crate does it (its
+  /// decomposition, canonical reordering and recomposition with a change per character; Unicode
+  /// 9.0 tables, so characters assigned later are left alone), from ICU's data.
   void normalize(Form form);
 
   /// HF NormalizedString::split: the pieces `matches` cut this text into, kept, merged or
@@ -81,6 +90,44 @@ Matches find_char_matches(const std::string& text, Predicate&& is_match);
 }  // namespace poslens::hf
 
 #include "core/tokenizers/hf_text.h"
+
+template <class Keep>
+void poslens::hf::NormalizedText::filter(Keep&& keep) {
+  std::vector<CharChange> dest;
+  dest.reserve(text.size());
+  int removed = 0;
+  size_t removed_start = 0;
+  bool have_last = false;
+  char32_t last = 0;
+  for (size_t i = 0; i < text.size();) {
+    size_t n;
+    const char32_t c = next_char(text, i, &n);
+    i += n;
+    if (keep(c)) {
+      if (have_last) dest.push_back({last, -removed});
+      else removed_start = static_cast<size_t>(removed);
+      last = c;
+      have_last = true;
+      removed = 0;
+    } else {
+      ++removed;
+    }
+  }
+  if (have_last) dest.push_back({last, -removed});
+  transform(dest, removed_start);
+}
+
+template <class F>
+void poslens::hf::NormalizedText::map(F&& f) {
+  std::vector<CharChange> dest;
+  dest.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    size_t n;
+    dest.push_back({f(next_char(text, i, &n)), 0});
+    i += n;
+  }
+  transform(dest, 0);
+}
 
 template <class Predicate>
 poslens::hf::Matches poslens::hf::find_char_matches(const std::string& text, Predicate&& is_match) {

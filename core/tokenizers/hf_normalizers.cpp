@@ -1,6 +1,6 @@
 // tokenizer.json "normalizer": HF tokenizers/src/normalizers/{unicode,utils,strip,prepend,
-// replace}.rs. Precompiled (SentencePiece's compiled charsmap) and the BERT normalizer are not
-// read yet: an error names them.
+// replace}.rs here; BertNormalizer in hf_bert_normalizer.cpp, Precompiled (SentencePiece's
+// compiled charsmap) in hf_precompiled.cpp.
 #include <unicode/uchar.h>
 
 #include "core/base/text.h"
@@ -58,28 +58,8 @@ class StripNormalizer : public Normalizer {
 class StripAccentsNormalizer : public Normalizer {
  public:
   void normalize(NormalizedText& text) const override {
-    std::vector<CharChange> dest;
-    int removed = 0;
-    size_t removed_start = 0;
-    bool have_last = false;
-    char32_t last = 0;
-    for (size_t i = 0; i < text.text.size();) {
-      size_t n;
-      const char32_t c = next_char(text.text, i, &n);
-      i += n;
-      const bool keep = (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_M_MASK) == 0;
-      if (keep) {
-        if (have_last) dest.push_back({last, -removed});
-        else removed_start = static_cast<size_t>(removed);
-        last = c;
-        have_last = true;
-        removed = 0;
-      } else {
-        ++removed;
-      }
-    }
-    if (have_last) dest.push_back({last, -removed});
-    text.transform(dest, removed_start);
+    text.filter(
+        [](char32_t c) { return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_M_MASK) == 0; });
   }
   std::string name() const override { return "StripAccents"; }
 };
@@ -143,8 +123,8 @@ std::unique_ptr<Normalizer> read_normalizer(const Field& field) {
     return std::make_unique<ReplaceNormalizer>(read_pattern(field["pattern"]),
                                                field["content"].string(),
                                                field.file() + ": " + field.path() + " (Replace)");
-  if (type == "Precompiled")
-    field.fail("Precompiled normalizer not supported (SentencePiece's compiled charsmap)");
+  if (type == "BertNormalizer") return read_bert_normalizer(field);
+  if (type == "Precompiled") return read_precompiled_normalizer(field);
   field["type"].fail("normalizer type " + poslens::quoted(type) + " is not supported");
 }
 

@@ -18,11 +18,13 @@ struct Regex::Impl {
 // classes for \s \d \w and \p{..} (UCP), `^`/`$` at line boundaries (Ruby's default).
 namespace {
 
-/// `pattern` with Oniguruma's \w (Letter, Mark, Decimal_Number, Connector_Punctuation) spelled
-/// out: PCRE2 before 10.43 (Debian 12 has 10.42) leaves marks out of \w even with UCP, so HF's
-/// Whitespace pre-tokenizer `\w+|[^\w\s]+` would split "e" from a combining accent.
+/// `pattern` with Oniguruma's \w spelled out: Unicode's Word (Alphabetic, Mark, Decimal_Number,
+/// Connector_Punctuation, Join_Control; hf_text.h is_word), so letter numbers (Ⅻ) and other
+/// alphabetic symbols (ⓜ) are word characters as in HF. PCRE2 before 10.43 (Debian 12 has
+/// 10.42) leaves marks out of \w even with UCP, so HF's Whitespace pre-tokenizer
+/// `\w+|[^\w\s]+` would split "e" from a combining accent.
 std::string with_oniguruma_word_class(const std::string& pattern) {
-  static const std::string word = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
+  static const std::string word = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
   std::string out;
   bool in_class = false;
   for (size_t i = 0; i < pattern.size(); ++i) {

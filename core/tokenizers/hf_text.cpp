@@ -50,10 +50,27 @@ bool is_numeric(char32_t c) {
   return type == U_DECIMAL_DIGIT_NUMBER || type == U_LETTER_NUMBER || type == U_OTHER_NUMBER;
 }
 
+int unicode8_category(char32_t c) {
+  // The code points whose category differs between Unicode 8.0 and later versions, among
+  // those unicode_categories 0.1.1 lists (checked against its tables for Cc, Cf, Mn and P*).
+  switch (c) {
+    case 0x1734: return U_NON_SPACING_MARK;     // HANUNOO SIGN PAMUDPOD: Mc since 14.0
+    case 0x1885: case 0x1886: return U_OTHER_LETTER;  // MONGOLIAN ALI GALI BALUDA: Mn since 9.0
+    case 0xA9BD: return U_COMBINING_SPACING_MARK;  // JAVANESE CONSONANT SIGN KERET: Mn since 12.0
+    case 0x111C9: return U_OTHER_PUNCTUATION;   // SHARADA SANDHI MARK: Mn since 11.0
+    case 0x166D: return U_OTHER_PUNCTUATION;    // CANADIAN SYLLABICS CHI SIGN: So since 12.0
+    default: break;
+  }
+  UVersionInfo age;
+  u_charAge(static_cast<UChar32>(c), age);
+  if (age[0] > 8) return U_UNASSIGNED;
+  return u_charType(static_cast<UChar32>(c));
+}
+
 bool is_punctuation(char32_t c) {
   if (c < 0x80) return c > 0x20 && c < 0x7F && !(c >= '0' && c <= '9') &&
                        !((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
-  switch (u_charType(static_cast<UChar32>(c))) {
+  switch (unicode8_category(c)) {
     case U_CONNECTOR_PUNCTUATION: case U_DASH_PUNCTUATION: case U_START_PUNCTUATION:
     case U_END_PUNCTUATION: case U_INITIAL_PUNCTUATION: case U_FINAL_PUNCTUATION:
     case U_OTHER_PUNCTUATION:

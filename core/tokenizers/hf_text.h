@@ -4,6 +4,7 @@
 //   is_whitespace  Rust char::is_whitespace            = Unicode White_Space (u_isUWhiteSpace)
 //   is_numeric     Rust char::is_numeric               = general category Nd, Nl or No
 //   is_punctuation HF pre_tokenizers/punctuation.rs is_punc: ASCII punctuation or category P*
+//                  as the unicode_categories crate gives it (Unicode 8.0, see unicode8_category)
 //   is_word        Rust regex `\w` (Unicode)           = Alphabetic, M*, Nd, Pc, Join_Control
 #include <cstddef>
 #include <cstdint>
@@ -49,5 +50,11 @@ bool is_whitespace(char32_t c);
 bool is_numeric(char32_t c);
 bool is_punctuation(char32_t c);
 bool is_word(char32_t c);
+
+/// The general category of `c` (ICU's UCharCategory value) as HF's `unicode_categories` crate
+/// (0.1.1, tables of Unicode 8.0) gives it, which HF's Punctuation and Bert pre-tokenizers and
+/// its BertNormalizer ask: ICU's category for characters assigned by Unicode 8.0, with the six
+/// whose category changed since then given their 8.0 one; U_UNASSIGNED (0) for newer ones.
+int unicode8_category(char32_t c);
 
 }  // namespace poslens::hf

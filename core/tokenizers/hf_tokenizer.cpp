@@ -198,8 +198,12 @@ void HfTokenizer::encode_parts(const std::string& text, bool add_special,
     for (const auto& token : found) {
       out.ids.push_back(token.id);
       if (!out.details) continue;
-      const std::string* value = model_->id_to_token(token.id);
-      out.tokens.push_back(value ? *value : std::string());
+      if (token.raw) {
+        out.tokens.push_back(piece.text.text.substr(token.start, token.end - token.start));
+      } else {
+        const std::string* value = model_->id_to_token(token.id);
+        out.tokens.push_back(value ? *value : std::string());
+      }
       out.offsets.push_back(piece.text.to_original(token.start, token.end));
     }
   }

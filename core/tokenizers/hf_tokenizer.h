@@ -1,11 +1,12 @@
 #pragma once
 // HF `tokenizers`' tokenizer.json, read in full: added tokens, normalizer, pre-tokenizer, model
-// (BPE, WordLevel), post-processor and decoder, with ids, pieces and offsets equal to those of
-// HF's Rust implementation (checked against it in tests/core/tokenizers/test_hf_tokenizer*.cpp
-// with data from tools/make_tokenizer_reference.js). The pipeline is HF's
-// Tokenizer::encode_single_sequence + post_process; each stage lives in its own file
-// (hf_normalizers.cpp, hf_pre_tokenizers.cpp, hf_bpe.cpp, hf_post_processors.cpp,
-// hf_decoders.cpp, hf_added_vocabulary.cpp).
+// (BPE, WordLevel, WordPiece, Unigram), post-processor and decoder, with ids, pieces and offsets
+// equal to those of HF's Rust implementation (checked against it in
+// tests/core/tokenizers/test_hf_tokenizer*.cpp with data from tools/make_tokenizer_reference.js
+// and tools/make_bert_t5_reference.js). The pipeline is HF's Tokenizer::encode_single_sequence +
+// post_process; each stage lives in its own file (hf_normalizers.cpp, hf_bert_normalizer.cpp,
+// hf_precompiled.cpp, hf_pre_tokenizers.cpp, hf_bpe.cpp, hf_wordpiece.cpp, hf_unigram.cpp,
+// hf_post_processors.cpp, hf_decoders.cpp, hf_added_vocabulary.cpp).
 #include <cstdint>
 #include <memory>
 #include <string>

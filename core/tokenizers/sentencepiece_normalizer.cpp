@@ -1,27 +1,14 @@
-// SentencePiece normalisation; semantics from google/sentencepiece src/normalizer.cc (v0.1.97)
-// and the double-array layout of its third_party/darts_clone/darts.h (DoubleArrayUnit,
-// commonPrefixSearch), here with a bounds check on every unit read, since the trie comes from
-// an untrusted file.
+// SentencePiece normalisation; semantics from google/sentencepiece src/normalizer.cc (v0.1.97).
+// The charsmap's double array (darts-clone, bounds-checked) is sentencepiece_charsmap.cpp.
 #include "core/tokenizers/sentencepiece_normalizer.h"
 
 #include <algorithm>
-#include <cstring>
-#include <sstream>
-
-#include "core/base/error.h"
-#include "core/base/little_endian.h"
 
 namespace poslens::spm {
 namespace {
 
 bool is_trail(unsigned char c) { return (c & 0xC0) == 0x80; }
 bool valid_code_point(uint32_t c) { return c < 0xD800 || (c >= 0xE000 && c <= 0x10FFFF); }
-
-// darts-clone DoubleArrayUnit accessors.
-bool unit_has_leaf(uint32_t u) { return ((u >> 8) & 1) == 1; }
-uint32_t unit_value(uint32_t u) { return u & ((1u << 31) - 1); }
-uint32_t unit_label(uint32_t u) { return u & ((1u << 31) | 0xFF); }
-uint32_t unit_offset(uint32_t u) { return (u >> 10) << ((u & (1u << 9)) >> 6); }
 
 /// SentencePiece's Normalizer::kMaxTrieResultsSize: only the first 32 matches count.
 constexpr std::size_t kMaxTrieResults = 32;
@@ -97,25 +84,10 @@ std::size_t PrefixMatcher::match(std::string_view s, bool* found) const {
 
 Normalizer::Normalizer(const SentencePieceNormalizerSpec& spec, bool treat_whitespace_as_suffix,
                        const PrefixMatcher* matcher, const std::string& name)
-    : spec_(spec), treat_whitespace_as_suffix_(treat_whitespace_as_suffix), matcher_(matcher) {
-  const std::string& blob = spec_.precompiled_charsmap;
-  if (blob.empty()) return;
-  // <uint32 LE trie size in bytes><trie: uint32 units><NUL-separated replacement strings>
-  const std::string where = name + ": normalizer_spec.precompiled_charsmap (normalizer \"" +
-                            spec_.name + "\")";
-  if (blob.size() <= 4) throw Error(where + ": " + std::to_string(blob.size()) + " bytes, too short");
-  const uint32_t trie_bytes = read_le_u32(reinterpret_cast<const unsigned char*>(blob.data()));
-  if (trie_bytes > blob.size() - 4) {
-    std::ostringstream s;
-    s << where << ": trie size " << trie_bytes << " runs past the " << blob.size()
-      << "-byte blob";
-    throw Error(s.str());
-  }
-  trie_.resize(trie_bytes / 4);
-  for (std::size_t i = 0; i < trie_.size(); ++i)
-    trie_[i] = read_le_u32(reinterpret_cast<const unsigned char*>(blob.data()) + 4 + 4 * i);
-  replacements_ = std::string_view(blob).substr(4 + trie_bytes);
-}
+    : spec_(spec), treat_whitespace_as_suffix_(treat_whitespace_as_suffix), matcher_(matcher),
+      charsmap_(spec_.precompiled_charsmap, Charsmap::Layout::SentencePiece,
+                name + ": normalizer_spec.precompiled_charsmap (normalizer \"" + spec_.name +
+                    "\")") {}
 
 Normalizer::~Normalizer() = default;
 
@@ -129,28 +101,15 @@ std::pair<std::string_view, std::size_t> Normalizer::normalize_prefix(
 
   std::size_t longest_length = 0;
   uint32_t longest_value = 0;
-  if (!trie_.empty()) {
-    // darts-clone commonPrefixSearch with an explicit length, bounds-checked.
-    const std::size_t units = trie_.size();
-    std::size_t node = unit_offset(trie_[0]);
-    std::size_t results = 0;
-    for (std::size_t i = 0; i < input.size(); ++i) {
-      const auto c = static_cast<unsigned char>(input[i]);
-      node ^= c;
-      if (node >= units) break;
-      const uint32_t unit = trie_[node];
-      if (unit_label(unit) != c) break;
-      node ^= unit_offset(unit);
-      if (unit_has_leaf(unit)) {
-        if (node >= units) break;
-        if (results < kMaxTrieResults && (longest_length == 0 || i + 1 > longest_length)) {
-          longest_length = i + 1;
-          longest_value = unit_value(trie_[node]);
-        }
-        ++results;
-      }
+  std::size_t results = 0;
+  auto longest = [&](std::size_t length, uint32_t value) {
+    if (longest_length == 0 || length > longest_length) {
+      longest_length = length;
+      longest_value = value;
     }
-  }
+    return ++results < kMaxTrieResults;  // only the first 32 matches count
+  };
+  charsmap_.common_prefix_search(input, /*stop_at_nul=*/false, longest);
 
   if (longest_length == 0) {
     std::size_t length = 0;
@@ -159,10 +118,7 @@ std::pair<std::string_view, std::size_t> Normalizer::normalize_prefix(
   }
   // The replacement is NUL-terminated inside the blob; a value or string past the end (a
   // broken file) is clipped to the blob.
-  if (longest_value >= replacements_.size()) return {std::string_view(), longest_length};
-  std::string_view rest = replacements_.substr(longest_value);
-  const std::size_t nul = rest.find('\0');
-  return {rest.substr(0, nul), longest_length};
+  return {charsmap_.replacement(longest_value), longest_length};
 }
 
 void Normalizer::normalize(std::string_view input, std::string& normalized,

@@ -1,7 +1,7 @@
 #pragma once
 // SentencePiece's text normalisation (google/sentencepiece src/normalizer.cc, v0.1.97):
-// the precompiled character map (a darts-clone double-array trie over UTF-8 byte strings,
-// longest match wins, as nmt_nfkc and friends store it in the model), dropping leading,
+// the precompiled character map (sentencepiece_charsmap.h; longest match wins, as nmt_nfkc and
+// friends store it in the model), dropping leading,
 // trailing and repeated spaces (remove_extra_whitespaces), the dummy "▁" prefix
 // (add_dummy_prefix; a suffix with treat_whitespace_as_suffix) and " " -> "▁"
 // (escape_whitespaces). User-defined pieces are copied unnormalised, as in SentencePiece.
@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/tokenizers/sentencepiece_charsmap.h"
 #include "core/tokenizers/sentencepiece_model.h"
 
 namespace poslens::spm {
@@ -78,8 +79,7 @@ class Normalizer {
   SentencePieceNormalizerSpec spec_;
   bool treat_whitespace_as_suffix_;
   const PrefixMatcher* matcher_;
-  std::vector<uint32_t> trie_;     // double-array units
-  std::string_view replacements_;  // NUL-separated replacement strings (into spec_)
+  Charsmap charsmap_;
 };
 
 }  // namespace poslens::spm

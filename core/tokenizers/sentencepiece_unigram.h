@@ -1,12 +1,12 @@
 #pragma once
 // SentencePiece's Unigram segmentation (google/sentencepiece src/unigram_model.cc,
-// Model::EncodeOptimized): Viterbi over the normalised UTF-8 bytes, each piece scoring its
-// log-probability, user-defined pieces length * max_score - 0.1 (so they always win), UNUSED
-// pieces skipped, a character without a piece costing min_score - 10 as the unknown id.
-#include <string_view>
-#include <utility>
+// Model::EncodeOptimized): Viterbi over the normalised UTF-8 bytes (sentencepiece_lattice.h),
+// each piece scoring its log-probability, user-defined pieces length * max_score - 0.1 (so they
+// always win), UNUSED pieces skipped, a character without a piece costing min_score - 10 as
+// the unknown id.
 #include <vector>
 
+#include "core/tokenizers/sentencepiece_lattice.h"
 #include "core/tokenizers/sentencepiece_vocab.h"
 
 namespace poslens::spm {
@@ -22,7 +22,7 @@ class UnigramSegmenter {
 
  private:
   const Vocabulary& vocab_;
-  std::vector<std::pair<std::string_view, int32_t>> sorted_;  // normal pieces, sorted
+  PieceIndex index_;  // normal pieces
   float min_score_;
   float max_score_;
 };

@@ -7,18 +7,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/tokenizers/sentencepiece_lattice.h"  // Segment
 #include "core/tokenizers/sentencepiece_model.h"
 #include "core/tokenizers/sentencepiece_normalizer.h"
 
 namespace poslens::spm {
-
-/// One piece of a segmentation: bytes [begin, begin + length) of the normalised text and its
-/// id (unk_id for text without a piece).
-struct Segment {
-  uint32_t begin = 0;
-  uint32_t length = 0;
-  int32_t id = 0;
-};
 
 class Vocabulary {
  public:

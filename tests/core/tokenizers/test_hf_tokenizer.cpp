@@ -1,6 +1,7 @@
 // HfTokenizer against HF's Rust `tokenizers`: every case of tests/data/tokenizers/*_reference.json
-// (made by tools/make_tokenizer_reference.js with the npm binding) must match exactly: ids,
-// tokens and byte offsets with and without special tokens, and decode(ids).
+// (made by tools/make_tokenizer_reference.js and tools/make_bert_t5_reference.js with the npm
+// binding) must match exactly: ids, tokens and byte offsets with and without special tokens,
+// and decode(ids).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/tokenizers/hf_json.h"
 #include "core/tokenizers/hf_tokenizer.h"
 #include "fixtures.h"
 
@@ -92,9 +94,9 @@ TEST(HfTokenizer, MistralMatchesHfReference) {
   check_fixture("mistral");
 }
 
-TEST(HfTokenizer, ComponentsMatchHfReference) {
-  const auto data = load(reference_dir() / "components_reference.json");
-  ASSERT_GE(data["components"].size(), 50u);
+void check_components(const std::string& file, size_t at_least) {
+  const auto data = load(reference_dir() / file);
+  ASSERT_GE(data["components"].size(), at_least);
   for (const auto& component : data["components"]) {
     const std::string name = component["name"];
     SCOPED_TRACE(name);
@@ -107,6 +109,68 @@ TEST(HfTokenizer, ComponentsMatchHfReference) {
       ADD_FAILURE() << name << ": " << e.what();
     }
   }
+}
+
+/// tests/data/tokenizers/<name>_tokenizer.json (made by tools/make_wordpiece_tokenizer_json.js
+/// or tools/make_unigram_tokenizer_json.py) against <name>_reference.json.
+void check_stored(const std::string& name) {
+  const HfTokenizer t = HfTokenizer::read((reference_dir() / (name + "_tokenizer.json")).string());
+  const auto data = load(reference_dir() / (name + "_reference.json"));
+  int bad = 0;
+  for (const auto& c : data["cases"]) bad += check_case(t, c, name);
+  EXPECT_EQ(bad, 0);
+  EXPECT_GE(data["cases"].size(), 50u);
+}
+
+TEST(HfTokenizer, ComponentsMatchHfReference) { check_components("components_reference.json", 50); }
+
+TEST(HfTokenizer, BertUncasedWordPieceMatchesHfReference) { check_stored("bert_uncased"); }
+TEST(HfTokenizer, BertCasedWordPieceMatchesHfReference) { check_stored("bert_cased"); }
+TEST(HfTokenizer, T5UnigramPrecompiledMatchesHfReference) { check_stored("t5_unigram"); }
+
+TEST(HfTokenizer, BertAndT5ComponentsMatchHfReference) {
+  check_components("bert_t5_components_reference.json", 20);
+}
+
+TEST(HfTokenizer, BertAndT5Structure) {
+  const HfTokenizer bert =
+      HfTokenizer::read((reference_dir() / "bert_uncased_tokenizer.json").string());
+  EXPECT_EQ(bert.bos_id(), bert.id_of("[CLS]"));
+  EXPECT_EQ(bert.eos_id(), bert.id_of("[SEP]"));
+  EXPECT_EQ(bert.vocab_size(), 3005);
+  EXPECT_EQ(bert.special_ids(), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(test::Contains(bert.describe(), "WordPiece"));
+  EXPECT_TRUE(test::Contains(bert.describe(), "normalizer BertNormalizer"));
+  // WordPiece's decoder alone: a continuation shows without its "##", a word with a space
+  const int64_t ing = bert.id_of("##ing");
+  ASSERT_GE(ing, 0);
+  EXPECT_EQ(bert.token_text(ing), "ing");
+
+  const HfTokenizer t5 = HfTokenizer::read((reference_dir() / "t5_unigram_tokenizer.json").string());
+  EXPECT_EQ(t5.bos_id(), -1);
+  EXPECT_EQ(t5.eos_id(), 1);
+  EXPECT_TRUE(test::Contains(t5.describe(), "Unigram"));
+  EXPECT_TRUE(test::Contains(t5.describe(), "normalizer Precompiled"));
+  // An unknown character's token is the character itself (HF Unigram), its id <unk>'s
+  const Encoding e = t5.encode_full("a 😀", false);
+  ASSERT_FALSE(e.tokens.empty());
+  EXPECT_EQ(e.tokens.back(), "😀");
+  EXPECT_EQ(e.ids.back(), t5.id_of("<unk>"));
+  EXPECT_EQ(t5.piece(e.ids.back()), "<unk>");
+}
+
+TEST(HfTokenizer, UnigramScoresReadAsHfReadsThem) {
+  // HF (serde_json without float_roundtrip) reads these scores of the T5 file one unit in the
+  // last place off; its own tokenizer.save() writes them back as the right-hand values.
+  EXPECT_EQ(hf::serde_json_f64(-7.4436163902282715), -7.443616390228272);
+  EXPECT_EQ(hf::serde_json_f64(-9.011524200439453), -9.011524200439451);
+  EXPECT_EQ(hf::serde_json_f64(-10.839990615844727), -10.839990615844728);
+  // exact ones stay
+  EXPECT_EQ(hf::serde_json_f64(-2.244617462158203), -2.244617462158203);
+  EXPECT_EQ(hf::serde_json_f64(-5.0), -5.0);
+  EXPECT_EQ(hf::serde_json_f64(0.0), 0.0);
+  EXPECT_EQ(hf::serde_json_f64(1e-5), 1e-5);
+  EXPECT_EQ(hf::serde_json_f64(-1.5e300), -1.5e300);
 }
 
 TEST(HfTokenizer, Gpt2IsLossless) {
