@@ -51,6 +51,7 @@ struct RunCommand {
   int64_t pool = 0;                   ///< > 0: map hooks max-pooled to at most pool × pool
   std::string out;
   int top_k = 5;  ///< next-token predictions printed for the last position
+  std::string decoder_text;  ///< encoder–decoder models: the decoder's input after its start token
 };
 
 /// The first tokens (a long input would fill the terminal) as id:"text".
@@ -68,9 +69,13 @@ void run(const RunCommand& c) {
   const auto loaded = load_model(c.model);
   const auto& cfg = loaded.model->config();
   const auto ids = input_ids(loaded, c.input);
-  const int64_t T = static_cast<int64_t>(ids.size());
-  const CaptureSpec spec = c.captures.empty() ? CaptureSpec::default_spec() : CaptureSpec(c.captures);
+  if (!c.decoder_text.empty() && !cfg.encoder_decoder())
+    throw Error("--decoder-text is for encoder–decoder models (T5); " + cfg.architecture + " has one stack");
+  // T5: the decoder reads [decoder_start_token_id] + the decoder text; maps are sized by the longer.
+  const auto decoder = cfg.encoder_decoder() ? decoder_ids(loaded, c.decoder_text) : std::vector<int64_t>{};
+  const int64_t T = std::max(static_cast<int64_t>(ids.size()), static_cast<int64_t>(decoder.size()));
   const auto points = loaded.model->hook_points();
+  const CaptureSpec spec = c.captures.empty() ? CaptureSpec::default_spec(points) : CaptureSpec(c.captures);
   spec.check_matches_any(points);
   std::optional<HeadSelection> heads;
   if (!c.heads.empty()) heads = parse_head_selection(c.heads, cfg.n_layers, cfg.n_heads);
@@ -102,6 +107,7 @@ void run(const RunCommand& c) {
   SinkFanout all(sinks);
   ForwardOptions options;
   options.logits = prediction_logits(cfg);
+  if (!decoder.empty()) options.decoder_tokens = torch::tensor(decoder, torch::kLong).unsqueeze(0);
   const auto start = std::chrono::steady_clock::now();
   at::Tensor last;
   {
@@ -119,14 +125,20 @@ void run(const RunCommand& c) {
     file.add({"/captures/" + point.name(), map, {}, {"batch", "head", "q_block", "k_block"}, attributes});
   }
   file.tokens(torch::tensor(ids, torch::kLong).unsqueeze(0), token_labels(loaded, ids));
+  if (!decoder.empty())
+    file.group_attributes("/tokens", {{"decoder_ids", decoder}, {"decoder_text", token_labels(loaded, decoder)}});
   file.commit();
 
   print_tokens(loaded, ids);
+  if (!decoder.empty()) {
+    std::cout << "decoder ";
+    print_tokens(loaded, decoder);
+  }
   std::cout << "forward pass: " << std::fixed << std::setprecision(3) << seconds << " s on "
             << loaded.model->device() << " (" << dtype_name(loaded.model->dtype()) << ")\n";
   if (c.top_k > 0) {
     // A causal LM's next token; a masked LM's prediction at each [MASK] (or every position).
-    for (const auto& p : predictions(cfg, last, token_labels(loaded, ids), c.top_k)) {
+    for (const auto& p : predictions(cfg, last, token_labels(loaded, decoder.empty() ? ids : decoder), c.top_k)) {
       if (cfg.predicts_next_token())
         std::cout << "next token:";
       else
@@ -206,9 +218,13 @@ Command run_command() {
                        "are written block by block)");
             add_model_options(cmd, c->model);
             add_input_options(cmd, c->input);
+            cmd->add_option("--decoder-text", c->decoder_text,
+                            "Encoder–decoder models (T5): the decoder's input after decoder_start_token_id "
+                            "(default: the start token alone); --text / --tokens are the encoder's");
             cmd->add_option("--capture", c->captures,
                             "Hook names or globs, comma-separated (default: "
-                            "blocks.*.attn.hook_pattern,logits)")
+                            "blocks.*.attn.hook_pattern,logits; T5: encoder.*, decoder.* and "
+                            "decoder.*.cross_attn patterns)")
                 ->delimiter(',');
             cmd->add_option("--heads", c->heads,
                             "Map hooks keep only these heads, LAYER.HEAD comma-separated (e.g. 5.3,0.1)");

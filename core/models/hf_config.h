@@ -64,6 +64,7 @@ std::vector<ArchitectureEntry> mpt_architectures();
 std::vector<ArchitectureEntry> bert_architectures();  ///< + RoBERTa
 std::vector<ArchitectureEntry> nanogpt_architectures();
 std::vector<ArchitectureEntry> transformer_lens_architectures();
+std::vector<ArchitectureEntry> t5_architectures();  ///< + mT5
 
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where);

@@ -42,8 +42,25 @@ void ModelConfig::validate() const {
   if (!(norm_eps > 0)) throw Error(architecture + " config: norm eps must be positive");
   if (type_vocab_size < 0) throw Error(architecture + " config: type_vocab_size must not be negative");
   if (clip_qkv < 0) throw Error(architecture + " config: clip_qkv must not be negative");
+  if (n_encoder_layers < 0) throw Error(architecture + " config: n_encoder_layers must not be negative");
   if (norm_placement == NormPlacement::Post && parallel_residual)
     throw Error(architecture + " config: a post-norm block cannot also be parallel");
+}
+
+ModelConfig ModelConfig::encoder_config() const {
+  if (!encoder_decoder()) return *this;
+  ModelConfig e = *this;
+  e.n_layers = n_encoder_layers;
+  e.n_encoder_layers = 0;
+  e.causal = false;
+  return e;
+}
+
+ModelConfig ModelConfig::cross_attention_config() const {
+  ModelConfig x = *this;
+  x.causal = false;
+  x.sliding_window = 0;
+  return x;
 }
 
 PositionContext ModelConfig::position_context() const {
@@ -87,6 +104,11 @@ std::string ModelConfig::to_json() const {
   if (!final_norm) j["final_norm"] = false;
   if (mlm_head) j["mlm_head"] = true;
   if (clip_qkv != 0.0) j["clip_qkv"] = clip_qkv;
+  if (encoder_decoder()) {
+    j["n_encoder_layers"] = n_encoder_layers;
+    j["decoder_start_token_id"] = decoder_start_token_id;
+  }
+  if (unembed_scale != 1.0) j["unembed_scale"] = unembed_scale;
   if (embed_scale != 1.0) j["embed_scale"] = embed_scale;
   if (norm_weight_offset != 0.0) j["norm_weight_offset"] = norm_weight_offset;
   j["bos_token_id"] = bos_token_id;

@@ -63,6 +63,13 @@ struct ModelConfig {
   /// MPT `clip_qkv`: q, k, v are clamped to [-clip_qkv, clip_qkv] after their projections
   /// (before any rotation); 0: no clipping.
   double clip_qkv = 0.0;
+  /// > 0: an encoder–decoder model (T5) with this many encoder layers; n_layers counts the
+  /// decoder's. The encoder is bidirectional, the decoder causal with cross-attention.
+  int64_t n_encoder_layers = 0;
+  /// The decoder's first input token of an encoder–decoder model (T5: the pad id 0).
+  int64_t decoder_start_token_id = -1;
+  /// The unembedding's input is multiplied by this (T5 with tied embeddings: d_model^-0.5).
+  double unembed_scale = 1.0;
   /// Token embeddings are multiplied by this (Gemma: sqrt(d_model), in the compute dtype).
   double embed_scale = 1.0;
   /// RMSNorm multiplies by (norm_weight_offset + w), in float32 (Gemma stores w - 1: offset 1).
@@ -83,6 +90,13 @@ struct ModelConfig {
   /// True for a causal language model (next-token prediction); false for a bidirectional
   /// encoder (masked-LM: the logits at a position predict that position's own token).
   bool predicts_next_token() const { return causal && !mlm_head; }
+  bool encoder_decoder() const { return n_encoder_layers > 0; }
+  /// The encoder stack's config of an encoder–decoder model: n_encoder_layers layers,
+  /// bidirectional. (Itself for other models.)
+  ModelConfig encoder_config() const;
+  /// What the decoder's cross-attention runs with: bidirectional over the encoder's keys, no
+  /// sliding window.
+  ModelConfig cross_attention_config() const;
   /// The whole config as a JSON object string (written into HDF5 attributes and shown by info);
   /// for a PosLens-format model its config.json, which loads again.
   std::string to_json() const;

@@ -22,6 +22,9 @@ struct LayerWeights {
   at::Tensor w_gate, b_gate;             ///< [d_mlp, d_model], [d_mlp] (gated MLP only)
   at::Tensor w_up, b_up;                 ///< [d_mlp, d_model], [d_mlp]
   at::Tensor w_down, b_down;             ///< [d_model, d_mlp], [d_model]
+  /// An encoder–decoder model's decoder layers: the cross-attention's norm and projections
+  /// (q from the decoder, k and v from the encoder's output), shaped as w_q, w_k, w_v, w_o.
+  at::Tensor cross_norm, cross_norm_bias, w_cq, w_ck, w_cv, w_co;
 };
 
 struct ModelWeights {
@@ -37,6 +40,11 @@ struct ModelWeights {
   /// Position-encoding weights (docs/poslens-format.md): `pe.<name>` shared by all layers and
   /// `blocks.{L}.attn.pe.<name>` per layer (pe.layers has n_layers maps), shapes checked at load.
   PositionWeights pe;
+  /// An encoder–decoder model's encoder: its layers (no cross-attention), final norm and
+  /// position weights (T5: its own bucket table). Empty for other models.
+  std::vector<LayerWeights> encoder_layers;
+  at::Tensor encoder_final_norm, encoder_final_norm_bias;
+  PositionWeights encoder_pe;
 };
 
 /// Number of parameters, counting a tied unembedding once.

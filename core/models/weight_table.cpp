@@ -1,5 +1,7 @@
 #include "core/models/weight_table.h"
 
+#include <algorithm>
+
 #include <torch/torch.h>
 
 #include <map>
@@ -59,17 +61,25 @@ int64_t parameter_count(const ModelWeights& w) {
   };
   for (const auto* t : {&w.tok_embed, &w.token_type_embed, &w.embed_norm, &w.embed_norm_bias})
     add(*t);
-  for (const auto& l : w.layers)
+  std::vector<const LayerWeights*> layers;
+  for (const auto& l : w.layers) layers.push_back(&l);
+  for (const auto& l : w.encoder_layers) layers.push_back(&l);
+  for (const auto* l : layers)
     for (auto f : {&LayerWeights::attn_norm, &LayerWeights::attn_norm_bias, &LayerWeights::w_q,
                    &LayerWeights::b_q, &LayerWeights::w_k, &LayerWeights::b_k, &LayerWeights::w_v,
                    &LayerWeights::b_v, &LayerWeights::w_o, &LayerWeights::b_o,
                    &LayerWeights::mlp_norm, &LayerWeights::mlp_norm_bias, &LayerWeights::w_gate, &LayerWeights::b_gate,
                    &LayerWeights::w_up, &LayerWeights::b_up, &LayerWeights::w_down,
-                   &LayerWeights::b_down})
-      add(l.*f);
-  for (const auto& layer : w.pe.layers)
-    for (const auto& [name, t] : layer) add(t);
-  for (const auto& [name, t] : w.pe.shared) add(t);
+                   &LayerWeights::b_down, &LayerWeights::cross_norm, &LayerWeights::cross_norm_bias,
+                   &LayerWeights::w_cq, &LayerWeights::w_ck, &LayerWeights::w_cv, &LayerWeights::w_co})
+      add(l->*f);
+  for (const auto* pe : {&w.pe, &w.encoder_pe}) {
+    for (const auto& layer : pe->layers)
+      for (const auto& [name, t] : layer) add(t);
+    for (const auto& [name, t] : pe->shared) add(t);
+  }
+  add(w.encoder_final_norm);
+  add(w.encoder_final_norm_bias);
   add(w.final_norm);
   add(w.final_norm_bias);
   for (const auto* t : {&w.head_dense, &w.head_dense_bias, &w.head_norm, &w.head_norm_bias}) add(*t);
@@ -88,8 +98,9 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
   // A hostile or mistaken config (num_hidden_layers: 1000000000) must fail on the file's
   // contents, not by allocating a billion layers: the last layer's first required tensor has to
   // exist before any layer is made.
+  const auto layers_of = [&](const WeightRule& rule) { return rule.encoder ? config.n_encoder_layers : config.n_layers; };
   for (const auto& rule : table.rules)
-    if (has_layer(rule.pattern) && !rule.optional) {
+    if (has_layer(rule.pattern) && !rule.optional && !rule.encoder) {
       const auto last = with_layer(rule.pattern, config.n_layers - 1);
       if (!stored.count(last))
         throw Error("missing tensor " + last + " in " + source.describe() + " (the config says " +
@@ -101,10 +112,13 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
   weights.layers.resize(static_cast<size_t>(config.n_layers));
   weights.pe.layers.resize(static_cast<size_t>(config.n_layers));
   weights.pe.device = device;
+  weights.encoder_layers.resize(static_cast<size_t>(config.n_encoder_layers));
+  weights.encoder_pe.layers.resize(static_cast<size_t>(config.n_encoder_layers));
+  weights.encoder_pe.device = device;
 
   // Progress counts stored tensors: the rules expanded over the layers.
   int64_t total = 0;
-  for (const auto& rule : table.rules) total += has_layer(rule.pattern) ? config.n_layers : 1;
+  for (const auto& rule : table.rules) total += has_layer(rule.pattern) ? layers_of(rule) : 1;
   auto fetch = [&](const WeightRule& rule, const std::string& name) -> at::Tensor {
     const auto it = stored.find(name);
     if (it == stored.end()) {
@@ -135,17 +149,17 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
       at::Tensor t = fetch(rule, rule.pattern);
       if (!t.defined()) continue;
       if (!rule.pe_name.empty())
-        weights.pe.shared[rule.pe_name] = t;
+        (rule.encoder ? weights.encoder_pe : weights.pe).shared[rule.pe_name] = t;
       else
         weights.*rule.model_target = t;
       continue;
     }
-    for (int64_t l = 0; l < config.n_layers; ++l) {
+    for (int64_t l = 0; l < layers_of(rule); ++l) {
       at::Tensor t = fetch(rule, with_layer(rule.pattern, l));
       if (!t.defined()) continue;
-      auto& layer = weights.layers[static_cast<size_t>(l)];
+      auto& layer = (rule.encoder ? weights.encoder_layers : weights.layers)[static_cast<size_t>(l)];
       if (!rule.pe_name.empty()) {
-        weights.pe.layers[static_cast<size_t>(l)][rule.pe_name] = t;
+        (rule.encoder ? weights.encoder_pe : weights.pe).layers[static_cast<size_t>(l)][rule.pe_name] = t;
       } else if (rule.layer_targets.size() == 1 || rule.split == WeightRule::Split::Shared) {
         for (const auto target : rule.layer_targets) layer.*target = t;
       } else {
@@ -162,7 +176,8 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
       used.insert(pattern);
       continue;
     }
-    for (int64_t l = 0; l < config.n_layers; ++l) used.insert(with_layer(pattern, l));
+    for (int64_t l = 0; l < std::max(config.n_layers, config.n_encoder_layers); ++l)
+      used.insert(with_layer(pattern, l));
   }
   std::vector<std::string> unused;
   for (const auto& info : source.tensors())
@@ -214,6 +229,7 @@ std::vector<std::pair<std::string, at::Tensor>> table_tensors(const WeightTable&
     out.emplace_back(name, rule.transpose ? t.t() : t);
   };
   for (const auto& rule : table.rules) {
+    if (rule.encoder) throw Error("weight table: encoder tensors cannot be written back yet (" + rule.pattern + ")");
     if (!has_layer(rule.pattern)) {
       const at::Tensor t = !rule.pe_name.empty()
                                ? (weights.pe.shared.count(rule.pe_name) ? weights.pe.shared.at(rule.pe_name)

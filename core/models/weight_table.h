@@ -42,6 +42,9 @@ struct WeightRule {
   };
   Split split = Split::Chunk;
   int64_t split_heads = 0;  ///< Split::PerHead: the number of heads in dim 0
+  /// An encoder–decoder model's encoder tensor: {L} runs over n_encoder_layers into
+  /// ModelWeights::encoder_layers, pe_name goes to encoder_pe.
+  bool encoder = false;
   /// Non-empty: the tensor goes to the `pe` map (ModelWeights::pe, or LayerWeights::pe when the
   /// pattern has {L}) under this name, instead of the targets above.
   std::string pe_name;

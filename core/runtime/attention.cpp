@@ -91,8 +91,12 @@ LayerAttention::LayerAttention(const ModelConfig& config, const PositionEncoding
   T_ = in.q.size(2);
   d_head_ = dh;
   if (!in.k.defined()) throw Error("attention: k is missing");
-  check_kv(in.k, "k", B_, Hkv, T_, dh);
-  if (in.v.defined()) check_kv(in.v, "v", B_, Hkv, T_, dh);
+  // Cross-attention (T5's decoder) reads keys of another length; self-attention its own.
+  K_ = in.k.dim() == 4 ? in.k.size(2) : 0;
+  if (config.causal && K_ != T_)
+    throw Error("attention: causal attention needs as many keys as queries (" + std::to_string(T_) + ")");
+  check_kv(in.k, "k", B_, Hkv, K_, dh);
+  if (in.v.defined()) check_kv(in.v, "v", B_, Hkv, K_, dh);
   if (head_count < 0) head_count = H - head_begin;
   if (head_begin < 0 || head_count < 1 || head_begin + head_count > H)
     throw Error("attention: heads [" + std::to_string(head_begin) + ", " +
@@ -128,13 +132,13 @@ LayerAttention::LayerAttention(const ModelConfig& config, const PositionEncoding
 
 std::pair<int64_t, int64_t> LayerAttention::key_range(int64_t q_begin, int64_t q_end) const {
   const int64_t W = config_.sliding_window;
-  return {W > 0 ? std::max<int64_t>(0, q_begin - W + 1) : 0, config_.causal ? q_end : T_};
+  return {W > 0 ? std::max<int64_t>(0, q_begin - W + 1) : 0, config_.causal ? q_end : K_};
 }
 
 int64_t LayerAttention::block_rows(const AttentionBlocking& blocking) const {
   if (blocking.query_rows > 0) return blocking.query_rows;
   const int64_t W = config_.sliding_window;
-  const int64_t widest = W > 0 ? std::min(T_, W + kMaxBlockRows) : T_;
+  const int64_t widest = W > 0 ? std::min(K_, W + kMaxBlockRows) : K_;
   const int64_t per_row = B_ * n_heads_ * widest * 4;
   return std::clamp<int64_t>(kAttentionBlockBytes / std::max<int64_t>(per_row, 1), 1, kMaxBlockRows);
 }

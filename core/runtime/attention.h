@@ -29,7 +29,8 @@ namespace poslens {
 struct LayerAttentionInputs {
   int layer = 0;
   at::Tensor q;  ///< [batch, head, pos, d_head], after any rotation
-  at::Tensor k;  ///< [batch, kv_head, pos, d_head], after any rotation
+  at::Tensor k;  ///< [batch, kv_head, key_pos, d_head], after any rotation; key_pos = pos except
+                 ///< in cross-attention (non-causal config), where it is the encoder's length
   /// [batch, kv_head, pos, d_head]; may stay undefined where only maps are recomputed and the
   /// encoding's scores do not read values (PositionEncoding::scores_read_values).
   at::Tensor v;
@@ -91,8 +92,9 @@ inline constexpr int64_t kMlpChunkBytes = int64_t{32} << 20;
 class LayerAttention {
  public:
   /// `head_count` -1: every head from head_begin. Tensors stay on their device; the encoding
-  /// must be the model's. Throws poslens::Error for shapes that disagree with `config`, a head
-  /// range outside [0, n_heads), or inputs the encoding needs (v, h) missing.
+  /// must be the model's. Throws poslens::Error for shapes that disagree with `config` (a
+  /// causal config needs as many keys as queries), a head range outside [0, n_heads), or
+  /// inputs the encoding needs (v, h) missing.
   LayerAttention(const ModelConfig& config, const PositionEncoding& encoding,
                  const LayerAttentionInputs& inputs, int64_t head_begin = 0,
                  int64_t head_count = -1);
@@ -134,7 +136,7 @@ class LayerAttention {
   const ModelConfig& config_;
   const PositionEncoding& encoding_;
   int layer_;
-  int64_t head_begin_, n_heads_, n_kv_, group_, T_, B_, d_head_;
+  int64_t head_begin_, n_heads_, n_kv_, group_, T_, K_, B_, d_head_;  // T_ queries, K_ keys
   at::Tensor q_, k_, v_, h_;  // q_ [B, heads, T, dh]; k_, v_ [B, n_kv, T, dh]; contiguous
   double scale_;
   bool terms_, value_term_;

@@ -31,8 +31,10 @@ at::Tensor projection(const Pass& p, const at::Tensor& h, const at::Tensor& weig
                       int64_t heads) {
   auto out = at::linear(h, weight, bias);
   if (p.config.clip_qkv > 0) out = out.clamp(-p.config.clip_qkv, p.config.clip_qkv);
-  return out.view({p.batch, p.length, heads, p.config.d_head});
+  return out.view({h.size(0), h.size(1), heads, p.config.d_head});
 }
+
+const at::Tensor kNone;  // the absent bias of a cross-attention projection
 
 }  // namespace
 
@@ -79,12 +81,22 @@ at::Tensor embedding(const Pass& p, const ModelWeights& w, const at::Tensor& ids
   return x;
 }
 
-at::Tensor attention(const Pass& p, int l, const LayerWeights& w, const at::Tensor& h) {
+Projections self_attention(const LayerWeights& w) {
+  return {w.w_q, w.b_q, w.w_k, w.b_k, w.w_v, w.b_v, w.w_o, w.b_o};
+}
+
+Projections cross_attention(const LayerWeights& w) {
+  return {w.w_cq, kNone, w.w_ck, kNone, w.w_cv, kNone, w.w_co, kNone};
+}
+
+at::Tensor attention(const Pass& p, int l, const Projections& w, const at::Tensor& h, const at::Tensor& kv_input) {
   const auto& c = p.config;
   const auto& pe = p.pe;
+  const auto& kv_in = kv_input.defined() ? kv_input : h;
   auto q = projection(p, h, w.w_q, w.b_q, c.n_heads);
-  auto k = projection(p, h, w.w_k, w.b_k, c.n_kv_heads);
-  const auto v = projection(p, h, w.w_v, w.b_v, c.n_kv_heads);
+  auto k = projection(p, kv_in, w.w_k, w.b_k, c.n_kv_heads);
+  const auto v = projection(p, kv_in, w.w_v, w.b_v, c.n_kv_heads);
+  const int64_t key_length = kv_in.size(1);
   p.emit(HookKind::Q, l, q);
   p.emit(HookKind::K, l, k);
   p.emit(HookKind::V, l, v);
@@ -98,7 +110,8 @@ at::Tensor attention(const Pass& p, int l, const LayerWeights& w, const at::Tens
   LayerAttentionInputs inputs{l, q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                               pe.scores_read_block_input() ? h : at::Tensor()};
   q = k = at::Tensor();
-  if (p.sink.wants_attention_inputs(l)) p.sink.attention_inputs(inputs);
+  // Maps are recomputed from these (the GUI): self-attention of a one-stack model only.
+  if (p.stack == HookStack::Blocks && p.sink.wants_attention_inputs(l)) p.sink.attention_inputs(inputs);
   BlockRequest maps;
   maps.scores = p.wants(HookKind::AttnScores, l);
   maps.pattern = p.wants(HookKind::Pattern, l);
@@ -111,7 +124,7 @@ at::Tensor attention(const Pass& p, int l, const LayerWeights& w, const at::Tens
     z = layer_attention.output(maps, p.blocking, [&](const AttentionBlock& b) {
       const auto hand = [&](HookKind kind, const at::Tensor& values) {
         if (values.defined() && p.wants(kind, l))
-          p.sink.block({kind, l}, {values, b.allowed, b.q_begin, b.k_begin, p.length});
+          p.sink.block({kind, l, p.stack}, {values, b.allowed, b.q_begin, b.k_begin, p.length, key_length});
       };
       hand(HookKind::AttnScores, b.scores);
       hand(HookKind::PosScores, b.position);
@@ -147,20 +160,25 @@ at::Tensor mlp(const Pass& p, int l, const LayerWeights& w, const at::Tensor& h)
   return out;
 }
 
-at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& x) {
+at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& x, const Cross* cross) {
   const auto& c = p.config;
   p.emit(HookKind::ResidPre, l, x);
   if (c.norm_placement == NormPlacement::Post) {
     // BERT: x = norm1(x + attn(x)); x = norm2(x + mlp(x)).
-    const auto resid_mid = x + attention(p, l, w, x);
+    const auto resid_mid = x + attention(p, l, self_attention(w), x);
     p.emit(HookKind::ResidMid, l, resid_mid);
     const auto normed_mid = norm(c, resid_mid, w.attn_norm, w.attn_norm_bias);
     const auto resid_post = normed_mid + mlp(p, l, w, normed_mid);
     p.emit(HookKind::ResidPost, l, resid_post);
     return norm(c, resid_post, w.mlp_norm, w.mlp_norm_bias);
   }
-  const auto resid_mid = x + attention(p, l, w, norm(c, x, w.attn_norm, w.attn_norm_bias));
+  auto resid_mid = x + attention(p, l, self_attention(w), norm(c, x, w.attn_norm, w.attn_norm_bias));
   p.emit(HookKind::ResidMid, l, resid_mid);
+  if (cross) {  // T5 decoder: the encoder's output read through the cross-attention
+    const auto h = norm(c, resid_mid, w.cross_norm, w.cross_norm_bias);
+    resid_mid = resid_mid + attention(cross->pass, l, cross_attention(w), h, cross->memory);
+    cross->pass.emit(HookKind::ResidMid, l, resid_mid);
+  }
   // Parallel blocks (NeoX, Phi) read the MLP input from the block input, not from resid_mid.
   const auto& mlp_in = c.parallel_residual ? x : resid_mid;
   const auto resid_post = resid_mid + mlp(p, l, w, norm(c, mlp_in, w.mlp_norm, w.mlp_norm_bias));

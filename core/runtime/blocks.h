@@ -23,12 +23,30 @@ struct Pass {
   at::Tensor positions;       ///< int64 [T], 0..T-1, on the model's device
   AttentionBlocking blocking; ///< every field resolved (no zeros left to defaults but mlp_rows)
   int64_t batch = 0, length = 0;
+  /// Which stack's hooks these are (hook_points.h): Blocks, or an encoder–decoder model's
+  /// Encoder / Decoder / Cross (the decoder's cross-attention, its own Pass).
+  HookStack stack = HookStack::Blocks;
 
-  bool wants(HookKind kind, int layer) const { return sink.wants({kind, layer}); }
+  bool wants(HookKind kind, int layer) const { return sink.wants({kind, layer, stack}); }
   /// Hands a whole per-position tensor to the sink if it wants it.
   void emit(HookKind kind, int layer, const at::Tensor& t) const {
-    if (t.defined() && wants(kind, layer)) sink.tensor({kind, layer}, t, 0);
+    if (t.defined() && wants(kind, layer)) sink.tensor({kind, layer, stack}, t, 0);
   }
+};
+
+/// The projections one attention reads (self-attention's w_q…b_o, or a decoder layer's
+/// cross-attention w_cq…w_co, which have no biases).
+struct Projections {
+  const at::Tensor &w_q, &b_q, &w_k, &b_k, &w_v, &b_v, &w_o, &b_o;
+};
+Projections self_attention(const LayerWeights& w);
+Projections cross_attention(const LayerWeights& w);
+
+/// The decoder's cross-attention for one forward: its Pass (stack Cross, a bidirectional
+/// config, no position encoding) and the encoder's output it reads its keys and values from.
+struct Cross {
+  const Pass& pass;
+  at::Tensor memory;  ///< [batch, encoder pos, d_model]
 };
 
 /// RMSNorm (HF LlamaRMSNorm; Gemma's offset form) or LayerNorm (weight and/or bias may be
@@ -51,7 +69,10 @@ at::Tensor token_embedding(const ModelConfig& c, const ModelWeights& w, const at
 /// Layer `l`'s attention on its (already normed) input h [batch, pos, d_model]: q/k/v (clipped
 /// for MPT), rotation, blocked attention handing its maps to the sink, output projection.
 /// Returns hook_attn_out [batch, pos, d_model]; emits q, k, v, rot_q/k, the maps, z, attn_out.
-at::Tensor attention(const Pass& p, int l, const LayerWeights& w, const at::Tensor& h);
+/// `kv_input` (cross-attention): keys and values come from it, [batch, key pos, d_model],
+/// instead of h.
+at::Tensor attention(const Pass& p, int l, const Projections& w, const at::Tensor& h,
+                     const at::Tensor& kv_input = {});
 
 /// The MLP on its (already normed) input, over chunks of positions (kMlpChunkBytes): the
 /// result equals one whole call, memory stays O(chunk · d_mlp). Emits hook_mlp_out.
@@ -60,8 +81,10 @@ at::Tensor mlp(const Pass& p, int l, const LayerWeights& w, const at::Tensor& h)
 /// One layer by config.norm_placement / parallel_residual (model_config.h), resid_pre ->
 /// the next layer's input. Hook names follow TransformerLens: post-norm blocks emit
 /// hook_resid_mid = x + attn_out and hook_resid_post = norm1(resid_mid) + mlp_out, both before
-/// their norms, as TL's BertBlock does; the block's output is norm2(resid_post).
-at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& x);
+/// their norms, as TL's BertBlock does; the block's output is norm2(resid_post). With `cross`
+/// (a T5 decoder layer, pre-norm): x + self-attn, then + cross-attn(cross_norm(.), memory)
+/// (hook_resid_mid_cross after it), then + MLP.
+at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& x, const Cross* cross = nullptr);
 
 /// The final norm (if config.final_norm) and the masked-LM transform (if config.mlm_head):
 /// the unembedding's input, emitted as ln_final.hook_normalized.

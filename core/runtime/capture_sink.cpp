@@ -70,7 +70,9 @@ void CaptureSink::tensor(const HookPoint& point, const at::Tensor& value, int64_
   if (!value.defined()) return;
   // detach: a capture taken while training must not keep the autograd graph alive.
   const auto part = value.detach().to(torch::kCPU, torch::kFloat32);
-  if (pos_begin == 0 && part.size(1) == length_) {
+  // Only the logits come in chunks of positions; every other hook comes whole (an encoder's
+  // with its own length).
+  if (pos_begin == 0 && (part.size(1) == length_ || point.kind != HookKind::Logits)) {
     out_.tensors.emplace_back(point, part.contiguous());
     return;
   }
@@ -89,10 +91,9 @@ void CaptureSink::block(const HookPoint& point, const MapBlock& block) {
     values = values.index_select(1, torch::tensor(heads, torch::kLong).to(values.device()));
   }
   if (block.q_begin == 0) {  // the first block of this hook: the whole map, hidden entries filled
-    const int64_t T = block.length;
     out_.tensors.emplace_back(
-        point, torch::full({values.size(0), values.size(1), T, T}, masked_value(point.kind),
-                           torch::kFloat32));
+        point, torch::full({values.size(0), values.size(1), block.length, block.key_length()},
+                           masked_value(point.kind), torch::kFloat32));
   }
   newest(point)
       .narrow(2, block.q_begin, block.rows())

@@ -26,7 +26,7 @@ void Hdf5CaptureSink::tensor(const HookPoint& point, const at::Tensor& value, in
   const auto part = value.detach().to(torch::kCPU, torch::kFloat32);
   if (created_.insert(path).second) {
     auto shape = part.sizes().vec();
-    shape[1] = length_;
+    if (point.kind == HookKind::Logits) shape[1] = length_;  // the one hook sent in chunks
     file_.create(path, shape, point.dims());
   }
   std::vector<int64_t> offset(static_cast<size_t>(part.dim()), 0);
@@ -41,7 +41,7 @@ void Hdf5CaptureSink::block(const HookPoint& point, const MapBlock& block) {
     std::vector<Hdf5Attribute> attributes;
     if (heads_) attributes.push_back({"heads", heads_of_layer(*heads_, point.layer)});
     // Unwritten entries (keys outside the blocks: hidden) read as the hook's masked value.
-    file_.create(path, {values.size(0), values.size(1), block.length, block.length}, point.dims(),
+    file_.create(path, {values.size(0), values.size(1), block.length, block.key_length()}, point.dims(),
                  attributes, masked_value(point.kind));
   }
   file_.write(path, {0, 0, block.q_begin, block.k_begin}, values);

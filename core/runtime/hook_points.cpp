@@ -60,10 +60,36 @@ std::vector<HookKind> all_hook_kinds() {
   return kinds;
 }
 
+namespace {
+
+const char* stack_prefix(HookStack stack) {
+  switch (stack) {
+    case HookStack::Blocks: return "blocks.";
+    case HookStack::Encoder: return "encoder.";
+    case HookStack::Decoder:
+    case HookStack::Cross: return "decoder.";
+  }
+  return "";
+}
+
+/// A block hook's name after "decoder.{l}." in the cross-attention (TL HookedEncoderDecoder).
+std::string cross_suffix(HookKind kind, const std::string& suffix) {
+  if (kind == HookKind::AttnOut) return "hook_cross_attn_out";
+  if (kind == HookKind::ResidMid) return "hook_resid_mid_cross";
+  if (suffix.rfind("attn.", 0) == 0) return "cross_" + suffix;
+  return suffix;
+}
+
+}  // namespace
+
 std::string HookPoint::name() const {
   const auto& h = row(kind);
-  if (!h.in_block) return h.suffix;
-  return "blocks." + std::to_string(layer) + "." + h.suffix;
+  if (!h.in_block) {
+    if (stack == HookStack::Blocks || kind == HookKind::Logits) return h.suffix;
+    return stack_prefix(stack) + std::string(h.suffix);
+  }
+  const std::string suffix = stack == HookStack::Cross ? cross_suffix(kind, h.suffix) : h.suffix;
+  return stack_prefix(stack) + std::to_string(layer) + "." + suffix;
 }
 
 std::vector<std::string> HookPoint::dims() const {
@@ -74,20 +100,24 @@ std::vector<std::string> HookPoint::dims() const {
 }
 
 std::optional<HookPoint> HookPoint::parse(const std::string& name) {
-  const std::string prefix = "blocks.";
-  if (name.rfind(prefix, 0) == 0) {
-    const auto dot = name.find('.', prefix.size());
-    if (dot == std::string::npos || dot == prefix.size()) return std::nullopt;
-    const std::string digits = name.substr(prefix.size(), dot - prefix.size());
-    if (digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
-      return std::nullopt;
-    const std::string suffix = name.substr(dot + 1);
+  // Every name is one that name() makes: try each stack's spelling.
+  for (const auto stack : {HookStack::Blocks, HookStack::Encoder, HookStack::Decoder, HookStack::Cross}) {
+    const std::string prefix = stack_prefix(stack);
+    if (name.rfind(prefix, 0) == 0) {
+      const auto dot = name.find('.', prefix.size());
+      if (dot != std::string::npos && dot > prefix.size()) {
+        const std::string digits = name.substr(prefix.size(), dot - prefix.size());
+        if (digits.size() <= 6 && digits.find_first_not_of("0123456789") == std::string::npos) {
+          const int layer = std::atoi(digits.c_str());
+          for (const auto& h : kHooks)
+            if (h.in_block && HookPoint{h.kind, layer, stack}.name() == name) return HookPoint{h.kind, layer, stack};
+        }
+      }
+    }
     for (const auto& h : kHooks)
-      if (h.in_block && suffix == h.suffix) return HookPoint{h.kind, std::atoi(digits.c_str())};
-    return std::nullopt;
+      if (!h.in_block && stack != HookStack::Cross && HookPoint{h.kind, -1, stack}.name() == name)
+        return HookPoint{h.kind, -1, stack};
   }
-  for (const auto& h : kHooks)
-    if (!h.in_block && name == h.suffix) return HookPoint{h.kind, -1};
   return std::nullopt;
 }
 
@@ -95,6 +125,14 @@ CaptureSpec::CaptureSpec(std::vector<std::string> patterns) : patterns_(std::mov
 
 CaptureSpec CaptureSpec::default_spec() {
   return CaptureSpec({"blocks.*.attn.hook_pattern", "logits"});
+}
+
+CaptureSpec CaptureSpec::default_spec(const std::vector<HookPoint>& available) {
+  for (const auto& p : available)
+    if (p.stack != HookStack::Blocks)  // encoder–decoder: every stack's patterns
+      return CaptureSpec({"encoder.*.attn.hook_pattern", "decoder.*.attn.hook_pattern",
+                          "decoder.*.cross_attn.hook_pattern", "logits"});
+  return default_spec();
 }
 
 CaptureSpec CaptureSpec::all() { return CaptureSpec({"*"}); }

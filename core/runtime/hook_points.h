@@ -38,9 +38,18 @@ inline constexpr std::size_t kNumHookKinds = 21;
 /// Every hook kind, in forward order (the table of SPEC.md §1 names).
 std::vector<HookKind> all_hook_kinds();
 
+/// Which stack of blocks a hook belongs to. Decoder-only and encoder-only models have one,
+/// `Blocks` ("blocks.{l}."); encoder–decoder models (T5) name their hooks as TransformerLens's
+/// HookedEncoderDecoder does: "encoder.{l}.", "decoder.{l}." and, for the decoder's
+/// cross-attention, "decoder.{l}.cross_attn.hook_*" with "decoder.{l}.hook_cross_attn_out" and
+/// "decoder.{l}.hook_resid_mid_cross". Model-level hooks of a stack get its prefix
+/// ("encoder.hook_embed", "encoder.ln_final.hook_normalized"); "logits" has none.
+enum class HookStack { Blocks, Encoder, Decoder, Cross };
+
 struct HookPoint {
   HookKind kind;
   int layer = -1;  ///< block index for per-block hooks, -1 for model-level ones
+  HookStack stack = HookStack::Blocks;
 
   /// The TransformerLens-style name, e.g. "blocks.3.attn.hook_pattern".
   std::string name() const;
@@ -48,8 +57,9 @@ struct HookPoint {
   std::vector<std::string> dims() const;
   /// Parses a full name; std::nullopt if it is not one of SPEC.md §1's names.
   static std::optional<HookPoint> parse(const std::string& name);
-  bool operator==(const HookPoint& o) const { return kind == o.kind && layer == o.layer; }
+  bool operator==(const HookPoint& o) const { return kind == o.kind && layer == o.layer && stack == o.stack; }
   bool operator<(const HookPoint& o) const {
+    if (stack != o.stack) return stack < o.stack;
     return layer != o.layer ? layer < o.layer : kind < o.kind;
   }
 };
@@ -65,6 +75,9 @@ class CaptureSpec {
   explicit CaptureSpec(std::vector<std::string> patterns);
   /// The CLI's default: every attention pattern plus the logits.
   static CaptureSpec default_spec();
+  /// The default for a model with these hook points: for an encoder–decoder model every
+  /// stack's patterns (encoder, decoder self- and cross-attention) plus the logits.
+  static CaptureSpec default_spec(const std::vector<HookPoint>& available);
   /// Keep every hook point.
   static CaptureSpec all();
   bool wants(const HookPoint& point) const;

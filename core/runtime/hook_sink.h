@@ -21,15 +21,17 @@ bool is_map_hook(HookKind kind);
 float masked_value(HookKind kind);
 
 /// A block of whole query rows of one map hook: rows [q_begin, q_begin + rows) of a
-/// [batch, head, length, length] map, keys [k_begin, k_begin + keys); every key hidden from
-/// those rows outside the block holds masked_value().
+/// [batch, head, length, key_length] map, keys [k_begin, k_begin + keys); every key hidden
+/// from those rows outside the block holds masked_value().
 struct MapBlock {
   at::Tensor values;   ///< float32 [batch, head, rows, keys] on the model's device
   at::Tensor allowed;  ///< bool [rows, keys]: which entries a query may see
   int64_t q_begin = 0, k_begin = 0;
-  int64_t length = 0;  ///< T
+  int64_t length = 0;      ///< query positions T
+  int64_t k_length = 0;    ///< key positions: T for self-attention, the encoder's for cross; 0 = T
   int64_t rows() const { return values.size(2); }
   int64_t keys() const { return values.size(3); }
+  int64_t key_length() const { return k_length > 0 ? k_length : length; }
 };
 
 class HookSink {
@@ -38,7 +40,8 @@ class HookSink {
   /// Whether the forward should produce `point` for this sink. Map hooks nobody wants are
   /// never computed as maps (the layer streams its keys instead).
   virtual bool wants(const HookPoint& point) const = 0;
-  /// Called first: the pass runs `batch` sequences of `length` positions.
+  /// Called first: the pass runs `batch` sequences of `length` positions (an encoder–decoder
+  /// model: the decoder's; its encoder hooks come whole with their own length).
   virtual void begin(int64_t batch, int64_t length) {
     (void)batch;
     (void)length;

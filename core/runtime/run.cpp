@@ -48,6 +48,17 @@ std::vector<int64_t> encode_text(const LoadedModel& model, const std::string& te
   return model.tokenizer->encode(text, c.bos_token_id >= 0 || !c.predicts_next_token());
 }
 
+std::vector<int64_t> decoder_ids(const LoadedModel& model, const std::string& text) {
+  const auto& c = model.model->config();
+  if (!c.encoder_decoder()) throw Error(c.architecture + " is not an encoder–decoder model: it has no decoder input");
+  std::vector<int64_t> ids{c.decoder_start_token_id};
+  if (text.empty()) return ids;
+  if (!model.tokenizer)
+    throw Error(model.tokenizer_note.empty() ? "this model has no tokenizer for the decoder text" : model.tokenizer_note);
+  for (const auto id : model.tokenizer->encode(text, false)) ids.push_back(id);
+  return ids;
+}
+
 namespace {
 
 /// `text(id)` from the model's tokenizer for each id, "#id" without one or outside it.

@@ -22,6 +22,11 @@ std::vector<int64_t> parse_token_ids(const std::string& text, int64_t vocab_size
 /// message says to pass token ids instead).
 std::vector<int64_t> encode_text(const LoadedModel& model, const std::string& text);
 
+/// An encoder–decoder model's decoder input: decoder_start_token_id, then `text` encoded
+/// without special tokens (empty text: the start token alone), as HF shifts labels right.
+/// Throws poslens::Error for a model that is not encoder–decoder or has no tokenizer (text given).
+std::vector<int64_t> decoder_ids(const LoadedModel& model, const std::string& text);
+
 /// One label per id: the token's text from the tokenizer, or "#<id>" without one.
 std::vector<std::string> token_labels(const LoadedModel& model, const std::vector<int64_t>& ids);
 /// The raw vocabulary piece of each id (Tokenizer::piece: "Ġthe", "▁the", "<0x0A>"), "#id"

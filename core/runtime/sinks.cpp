@@ -71,9 +71,10 @@ void PooledMapSink::begin(int64_t batch, int64_t length) {
 
 void PooledMapSink::block(const HookPoint& point, const MapBlock& block) {
   const auto values = select_heads(block.values, heads_, point.layer);
-  const int64_t side = ceil_div(length_, stride_);
   auto& map = entry(maps_, point, [&] {
-    return torch::full({values.size(0), values.size(1), side, side}, kNegInf, torch::kFloat32);
+    return torch::full({values.size(0), values.size(1), ceil_div(block.length, stride_),
+                        ceil_div(block.key_length(), stride_)},
+                       kNegInf, torch::kFloat32);
   });
   max_pool_block(map, values, block.allowed, block.q_begin, block.k_begin, stride_);
 }
@@ -90,7 +91,7 @@ void LastRowSink::block(const HookPoint& point, const MapBlock& block) {
   if (last < block.q_begin || last >= block.q_begin + block.rows()) return;
   const auto row = block.values.detach().select(2, last - block.q_begin).to(torch::kCPU, torch::kFloat32);
   auto& kept = entry(rows_, point, [&] {
-    return torch::full({row.size(0), row.size(1), block.length}, masked_value(point.kind), torch::kFloat32);
+    return torch::full({row.size(0), row.size(1), block.key_length()}, masked_value(point.kind), torch::kFloat32);
   });
   kept.narrow(2, block.k_begin, block.keys()).copy_(row);
 }

@@ -22,33 +22,60 @@ Transformer::Transformer(ModelConfig config, ModelWeights weights)
                 std::to_string(config_.n_layers));
   if (!weights_.unembed.defined()) weights_.unembed = weights_.tok_embed;  // tied
   position_ = make_components_encoding(config_.pe_components, config_.position_context(), weights_.pe);
+  if (config_.encoder_decoder()) {
+    if (static_cast<int64_t>(weights_.encoder_layers.size()) != config_.n_encoder_layers)
+      throw Error("model weights have " + std::to_string(weights_.encoder_layers.size()) +
+                  " encoder layers, config " + std::to_string(config_.n_encoder_layers));
+    encoder_position_ = make_components_encoding(config_.pe_components, config_.encoder_config().position_context(),
+                                                 weights_.encoder_pe);
+    no_position_ = make_components_encoding({}, config_.cross_attention_config().position_context(), {});
+  }
 }
 
 c10::Device Transformer::device() const { return weights_.tok_embed.device(); }
 c10::ScalarType Transformer::dtype() const { return weights_.tok_embed.scalar_type(); }
 
-std::vector<HookPoint> Transformer::hook_points() const {
-  const auto& pe = *position_;
-  std::vector<HookPoint> points{{HookKind::Embed, -1}};
-  if (pe.has_pe_state()) points.push_back({HookKind::PeState, -1});
-  if (pe.has_input_term()) points.push_back({HookKind::PosEmbed, -1});
-  for (int l = 0; l < config_.n_layers; ++l) {
-    for (auto kind : {HookKind::ResidPre, HookKind::Q, HookKind::K, HookKind::V})
-      points.push_back({kind, l});
+namespace {
+
+/// The hook points of one stack of `n_layers` blocks, in forward order (`cross`: a decoder whose
+/// layers have cross-attention after their self-attention).
+void stack_points(std::vector<HookPoint>& points, HookStack stack, int64_t n_layers, const PositionEncoding& pe,
+                  bool cross) {
+  points.push_back({HookKind::Embed, -1, stack});
+  if (pe.has_pe_state()) points.push_back({HookKind::PeState, -1, stack});
+  if (pe.has_input_term()) points.push_back({HookKind::PosEmbed, -1, stack});
+  for (int l = 0; l < n_layers; ++l) {
+    for (auto kind : {HookKind::ResidPre, HookKind::Q, HookKind::K, HookKind::V}) points.push_back({kind, l, stack});
     if (pe.rotates()) {
-      points.push_back({HookKind::RotQ, l});
-      points.push_back({HookKind::RotK, l});
+      points.push_back({HookKind::RotQ, l, stack});
+      points.push_back({HookKind::RotK, l, stack});
     }
-    if (pe.has_position_scores()) points.push_back({HookKind::PosScores, l});
+    if (pe.has_position_scores()) points.push_back({HookKind::PosScores, l, stack});
     if (pe.has_cope()) {
-      points.push_back({HookKind::CopeGates, l});
-      points.push_back({HookKind::CopePos, l});
+      points.push_back({HookKind::CopeGates, l, stack});
+      points.push_back({HookKind::CopePos, l, stack});
     }
-    for (auto kind : {HookKind::AttnScores, HookKind::Pattern, HookKind::Z, HookKind::AttnOut,
-                      HookKind::ResidMid, HookKind::MlpOut, HookKind::ResidPost})
-      points.push_back({kind, l});
+    for (auto kind : {HookKind::AttnScores, HookKind::Pattern, HookKind::Z, HookKind::AttnOut, HookKind::ResidMid})
+      points.push_back({kind, l, stack});
+    if (cross)
+      for (auto kind : {HookKind::Q, HookKind::K, HookKind::V, HookKind::AttnScores, HookKind::Pattern, HookKind::Z,
+                        HookKind::AttnOut, HookKind::ResidMid})
+        points.push_back({kind, l, HookStack::Cross});
+    for (auto kind : {HookKind::MlpOut, HookKind::ResidPost}) points.push_back({kind, l, stack});
   }
-  points.push_back({HookKind::LnFinal, -1});
+  points.push_back({HookKind::LnFinal, -1, stack});
+}
+
+}  // namespace
+
+std::vector<HookPoint> Transformer::hook_points() const {
+  std::vector<HookPoint> points;
+  if (config_.encoder_decoder()) {
+    stack_points(points, HookStack::Encoder, config_.n_encoder_layers, *encoder_position_, false);
+    stack_points(points, HookStack::Decoder, config_.n_layers, *position_, true);
+  } else {
+    stack_points(points, HookStack::Blocks, config_.n_layers, *position_, false);
+  }
   points.push_back({HookKind::Logits, -1});
   return points;
 }
@@ -92,26 +119,76 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
   }
   const auto defaults = AttentionBlocking::from_environment();
   const auto& blocking = options.blocking;
-  const blocks::Pass pass{c, *position_, sink, torch::arange(T, torch::dtype(torch::kLong).device(device())),
-                          {blocking.query_rows ? blocking.query_rows : defaults.query_rows,
-                           blocking.key_chunk ? blocking.key_chunk : defaults.key_chunk,
-                           blocking.mlp_rows ? blocking.mlp_rows : defaults.mlp_rows},
-                          B, T};
-  sink.begin(B, T);
+  const AttentionBlocking block_sizes{blocking.query_rows ? blocking.query_rows : defaults.query_rows,
+                                      blocking.key_chunk ? blocking.key_chunk : defaults.key_chunk,
+                                      blocking.mlp_rows ? blocking.mlp_rows : defaults.mlp_rows};
+  const auto positions = [&](int64_t n) { return torch::arange(n, torch::dtype(torch::kLong).device(device())); };
 
-  auto x = blocks::embedding(pass, weights_, ids, token_types);
-  for (int l = 0; l < c.n_layers; ++l) {
-    x = blocks::layer(pass, l, weights_.layers[static_cast<size_t>(l)], x);
-    sink.layer_done(l);
-    if (progress && !progress(l + 1, static_cast<int>(c.n_layers))) throw Cancelled();
+  if (!c.encoder_decoder()) {
+    const blocks::Pass pass{c, *position_, sink, positions(T), block_sizes, B, T};
+    sink.begin(B, T);
+    auto x = blocks::embedding(pass, weights_, ids, token_types);
+    for (int l = 0; l < c.n_layers; ++l) {
+      x = blocks::layer(pass, l, weights_.layers[static_cast<size_t>(l)], x);
+      sink.layer_done(l);
+      if (progress && !progress(l + 1, static_cast<int>(c.n_layers))) throw Cancelled();
+    }
+    return unembed(blocks::head_input(pass, weights_, x), sink, options);
   }
-  x = blocks::head_input(pass, weights_, x);
 
+  // Encoder–decoder (T5): `tokens` are the encoder's input; the decoder reads its own ids (or
+  // starts from decoder_start_token_id) and the encoder's output through cross-attention.
+  const auto decoder_ids = decoder_input(options.decoder_tokens, B);
+  const int64_t Td = decoder_ids.size(1);
+  const int total = static_cast<int>(c.n_encoder_layers + c.n_layers);
+  sink.begin(B, Td);
+  const auto encoder_config = c.encoder_config();
+  const blocks::Pass encoder{encoder_config, *encoder_position_, sink, positions(T), block_sizes, B, T,
+                             HookStack::Encoder};
+  auto memory = blocks::embedding(encoder, weights_, ids, {});
+  for (int l = 0; l < c.n_encoder_layers; ++l) {
+    memory = blocks::layer(encoder, l, weights_.encoder_layers[static_cast<size_t>(l)], memory);
+    if (progress && !progress(l + 1, total)) throw Cancelled();
+  }
+  memory = blocks::norm(c, memory, weights_.encoder_final_norm, weights_.encoder_final_norm_bias);
+  encoder.emit(HookKind::LnFinal, -1, memory);
+
+  const auto cross_config = c.cross_attention_config();
+  const blocks::Pass decoder{c, *position_, sink, positions(Td), block_sizes, B, Td, HookStack::Decoder};
+  const blocks::Pass cross_pass{cross_config, *no_position_, sink, positions(Td), block_sizes, B, Td,
+                                HookStack::Cross};
+  const blocks::Cross cross{cross_pass, memory};
+  auto x = blocks::embedding(decoder, weights_, decoder_ids, {});
+  for (int l = 0; l < c.n_layers; ++l) {
+    x = blocks::layer(decoder, l, weights_.layers[static_cast<size_t>(l)], x, &cross);
+    sink.layer_done(l);
+    if (progress && !progress(static_cast<int>(c.n_encoder_layers) + l + 1, total)) throw Cancelled();
+  }
+  return unembed(blocks::head_input(decoder, weights_, x), sink, options);
+}
+
+at::Tensor Transformer::decoder_input(const at::Tensor& given, int64_t batch) const {
+  const auto& c = config_;
+  if (!given.defined()) {
+    if (c.decoder_start_token_id < 0) throw Error(c.architecture + " names no decoder_start_token_id: give decoder tokens");
+    return torch::full({batch, 1}, c.decoder_start_token_id, torch::dtype(torch::kLong).device(device()));
+  }
+  if (given.dim() != 2 || given.size(0) != batch || given.size(1) < 1 || at::isFloatingType(given.scalar_type()))
+    throw Error("decoder tokens must be integer ids [batch=" + std::to_string(batch) + ", pos >= 1]");
+  if (given.device().is_cpu() && (given.min().item<int64_t>() < 0 || given.max().item<int64_t>() >= c.vocab_size))
+    throw Error("a decoder token id is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")");
+  return given.to(device(), torch::kLong);
+}
+
+at::Tensor Transformer::unembed(const at::Tensor& head_input, HookSink& sink, const ForwardOptions& options) const {
+  const auto& c = config_;
+  const int64_t B = head_input.size(0), T = head_input.size(1);
+  const auto x = c.unembed_scale != 1.0 ? head_input * c.unembed_scale : head_input;
   const auto unembed = [&](int64_t p0, int64_t n) {
     return at::linear(x.narrow(1, p0, n), weights_.unembed, weights_.unembed_bias).to(torch::kFloat32);
   };
   at::Tensor logits;
-  if (!pass.wants(HookKind::Logits, -1)) {
+  if (!sink.wants({HookKind::Logits, -1})) {
     if (options.logits == LogitsReturned::All) logits = unembed(0, T);
     if (options.logits == LogitsReturned::Last) logits = unembed(T - 1, 1);
   } else {

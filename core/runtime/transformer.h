@@ -42,6 +42,9 @@ struct ForwardOptions {
   /// BERT-style segment ids, int64 [batch, pos] like the tokens, each < config.type_vocab_size;
   /// undefined: type 0 everywhere. Only for models with token-type embeddings.
   at::Tensor token_type_ids;
+  /// An encoder–decoder model's decoder input, int64 [batch, pos >= 1] (the forward's `tokens`
+  /// are the encoder's); undefined: [decoder_start_token_id]. The logits are the decoder's.
+  at::Tensor decoder_tokens;
 };
 
 /// The norm in front of a layer's q/k (Transformer::attention_input_norm).
@@ -104,9 +107,15 @@ class Transformer {
   std::pair<at::Tensor, at::Tensor> qk_projections(int layer, const at::Tensor& x) const;
 
  private:
+  /// The decoder ids of an encoder–decoder forward (checked), [batch, pos].
+  at::Tensor decoder_input(const at::Tensor& given, int64_t batch) const;
+  /// Logits of the head's input (sink's "logits" in chunks), what options.logits asks for.
+  at::Tensor unembed(const at::Tensor& head_input, HookSink& sink, const ForwardOptions& options) const;
+
   ModelConfig config_;
   ModelWeights weights_;
-  std::unique_ptr<PositionEncoding> position_;
+  std::unique_ptr<PositionEncoding> position_;  ///< the decoder's for an encoder–decoder model
+  std::unique_ptr<PositionEncoding> encoder_position_, no_position_;  ///< encoder; cross-attention
 };
 
 }  // namespace poslens

@@ -112,6 +112,57 @@ TEST(ArchReference, UnsupportedTransformerLensOptionsAreNamed) {
               HasSubstr("positional_embedding_type \"shortformer\" is not supported"));
 }
 
+/// T5: the encoder's, the decoder's and the cross-attention's patterns under TL's
+/// HookedEncoderDecoder names, and the decoder's logits.
+void expect_t5_parity(const std::string& name) {
+  const Reference ref(name);
+  const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  Captures captures;
+  CaptureSink sink(CaptureSpec::default_spec(model.hook_points()), captures);
+  ForwardOptions options;
+  options.decoder_tokens = ref.ids("decoder_input_ids");
+  c10::InferenceMode guard;
+  const auto logits = model.forward(ref.ids(), sink, {}, options);
+  EXPECT_TRUE(torch::allclose(logits, ref["logits"], 0, 1e-4))
+      << name << ": logits differ by " << (logits - ref["logits"]).abs().max().item<float>();
+  const std::vector<std::pair<HookStack, std::string>> stacks{
+      {HookStack::Encoder, "encoder_attentions."}, {HookStack::Decoder, "decoder_attentions."},
+      {HookStack::Cross, "cross_attentions."}};
+  for (const auto& [stack, key] : stacks)
+    for (int l = 0; l < 2; ++l) {
+      const HookPoint point{HookKind::Pattern, l, stack};
+      const auto pattern = captures.find(point);
+      ASSERT_TRUE(pattern.defined()) << point.name();
+      const auto expected = ref[key + std::to_string(l)];
+      EXPECT_TRUE(torch::allclose(pattern, expected, 0, 1e-5))
+          << name << " " << point.name() << ": differs by " << (pattern - expected).abs().max().item<float>();
+    }
+}
+
+TEST(ArchReference, T5EncoderDecoderReluTied) { expect_t5_parity("t5"); }
+TEST(ArchReference, T5v11GatedGeluUntied) { expect_t5_parity("t5_v1_1"); }
+
+TEST(ArchReference, T5HookNamesFollowHookedEncoderDecoder) {
+  const auto loaded = load_checkpoint(case_dir("t5").string(), {"cpu", "float32", ""});
+  std::vector<std::string> names;
+  for (const auto& p : loaded.model->hook_points()) names.push_back(p.name());
+  for (const char* expected : {"encoder.hook_embed", "encoder.0.attn.hook_pattern", "encoder.1.hook_resid_post",
+                               "encoder.ln_final.hook_normalized", "decoder.0.attn.hook_pos_scores",
+                               "decoder.1.cross_attn.hook_pattern", "decoder.1.hook_cross_attn_out",
+                               "decoder.0.hook_resid_mid_cross", "decoder.ln_final.hook_normalized", "logits"}) {
+    EXPECT_THAT(names, ::testing::Contains(std::string(expected)));
+    const auto parsed = HookPoint::parse(expected);
+    ASSERT_TRUE(parsed.has_value()) << expected;
+    EXPECT_EQ(parsed->name(), expected);
+  }
+  // Without decoder tokens the decoder starts from decoder_start_token_id (one position).
+  Captures none;
+  CaptureSink nothing(CaptureSpec(), none);
+  c10::InferenceMode guard;
+  EXPECT_EQ(loaded.model->forward(torch::tensor({{5, 6, 7}}), nothing).sizes(), (std::vector<int64_t>{1, 1, 96}));
+}
+
 TEST(ArchReference, AlibiSlopesOfBothRecipes) {
   // BLOOM's (Press et al.) and MPT's agree at alibi_bias_max 8 for any head count; MPT's
   // odd-then-even order shows with another bias_max (llm-foundry gen_slopes, by hand).
