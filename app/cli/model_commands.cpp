@@ -165,24 +165,31 @@ void generate(const GenerateCommand& c) {
     throw Error("generate needs a causal language model; " + cfg.architecture +
                 " is a bidirectional masked LM (use run: it prints each [MASK]'s prediction)");
   if (!loaded.tokenizer) throw Error(loaded.tokenizer_note);
-  std::vector<int64_t> ids = c.prompt.empty() ? std::vector<int64_t>{loaded.tokenizer->bos_id()}
-                                              : encode_text(loaded, c.prompt);
-  const size_t prompt_len = ids.size();
+  // Encoder–decoder (T5): the prompt is the encoder's input and stays; the decoder grows from
+  // its start token. Decoder-only: the prompt grows.
+  const bool seq2seq = cfg.encoder_decoder();
+  if (seq2seq && c.prompt.empty()) throw Error("generate with " + cfg.architecture + " needs --text (the encoder's input)");
+  const auto prompt = c.prompt.empty() ? std::vector<int64_t>{loaded.tokenizer->bos_id()} : encode_text(loaded, c.prompt);
+  std::vector<int64_t> ids = seq2seq ? decoder_ids(loaded, "") : prompt;
+  const size_t start_len = ids.size();
   Captures none;
   CaptureSink nothing(CaptureSpec(), none);
   ForwardOptions last;
   last.logits = LogitsReturned::Last;
   for (int step = 0; step < c.max_new_tokens; ++step) {
-    if (cfg.n_ctx > 0 && static_cast<int64_t>(ids.size()) >= cfg.n_ctx) break;
+    if (!seq2seq && cfg.n_ctx > 0 && static_cast<int64_t>(ids.size()) >= cfg.n_ctx) break;
     c10::InferenceMode inference;
-    const auto logits =
-        loaded.model->forward(torch::tensor(ids, torch::kLong).unsqueeze(0), nothing, {}, last);
+    const auto current = torch::tensor(ids, torch::kLong).unsqueeze(0);
+    if (seq2seq) last.decoder_tokens = current;
+    const auto logits = loaded.model->forward(seq2seq ? torch::tensor(prompt, torch::kLong).unsqueeze(0) : current,
+                                              nothing, {}, last);
     const int64_t next = logits[0][0].argmax().item<int64_t>();
     if (next == loaded.tokenizer->eos_id() || next == loaded.tokenizer->bos_id()) break;
     ids.push_back(next);
   }
+  if (seq2seq) ids.erase(ids.begin());  // the start token is not part of the output
   std::cout << loaded.tokenizer->decode(ids) << "\n";
-  std::cerr << "(" << ids.size() - prompt_len << " new tokens, greedy)\n";
+  std::cerr << "(" << ids.size() - (seq2seq ? 0 : start_len) << " new tokens, greedy)\n";
 }
 
 struct ConvertCommand {

@@ -45,7 +45,8 @@ std::vector<int64_t> encode_text(const LoadedModel& model, const std::string& te
     throw Error(model.tokenizer_note.empty() ? "this model has no tokenizer: use token ids"
                                              : model.tokenizer_note);
   const auto& c = model.model->config();
-  return model.tokenizer->encode(text, c.bos_token_id >= 0 || !c.predicts_next_token());
+  // Special tokens: a BOS-prefixed LM's BOS, a masked LM's [CLS] … [SEP], T5's closing </s>.
+  return model.tokenizer->encode(text, c.bos_token_id >= 0 || !c.predicts_next_token() || c.encoder_decoder());
 }
 
 std::vector<int64_t> decoder_ids(const LoadedModel& model, const std::string& text) {

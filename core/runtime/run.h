@@ -17,7 +17,8 @@ namespace poslens {
 std::vector<int64_t> parse_token_ids(const std::string& text, int64_t vocab_size);
 
 /// Encodes `text` with the model's tokenizer, BOS first when the model has one (Llama-style);
-/// masked LMs get their tokenizer's special tokens ([CLS] … [SEP], <s> … </s>).
+/// masked LMs and encoder–decoder models get their tokenizer's special tokens ([CLS] … [SEP],
+/// <s> … </s>, T5's closing </s>).
 /// Throws poslens::Error for empty text or when the model has no supported tokenizer (the
 /// message says to pass token ids instead).
 std::vector<int64_t> encode_text(const LoadedModel& model, const std::string& text);
