@@ -32,6 +32,16 @@ HeadGrid::HeadGrid(QWidget* parent) : QAbstractScrollArea(parent) {
 
 HeadGrid::~HeadGrid() = default;
 
+void HeadGrid::setLayerLabels(const QStringList& labels) {
+  layer_labels_ = labels;
+  updateGeometry();
+  viewport()->update();
+}
+
+QString HeadGrid::layerLabel(int layer) const {
+  return layer >= 0 && layer < layer_labels_.size() ? layer_labels_[layer] : QStringLiteral("L%1").arg(layer);
+}
+
 void HeadGrid::setHeads(int n_layers, int n_heads, std::vector<HeatmapData> thumbnails) {
   if (n_layers < 1 || n_heads < 1) {
     clear();
@@ -121,7 +131,13 @@ void HeadGrid::selectHead(int layer, int head) {
 
 QPoint HeadGrid::gridOrigin() const {
   const QFontMetrics fm(font());
-  const int header_w = fm.horizontalAdvance(QStringLiteral("L%1").arg(std::max(n_layers_ - 1, 0))) + 8;
+  // Measured in bold: the selected row's label is drawn bold and must not be clipped.
+  QFont bold = font();
+  bold.setBold(true);
+  const QFontMetrics bold_fm(bold);
+  int widest = bold_fm.horizontalAdvance(layerLabel(std::max(n_layers_ - 1, 0)));
+  for (const auto& label : layer_labels_) widest = std::max(widest, bold_fm.horizontalAdvance(label));
+  const int header_w = widest + 8;
   const int header_h = fm.height() + 4;
   return {kMargin + header_w, kMargin + header_h};
 }
@@ -175,7 +191,8 @@ std::pair<int, int> HeadGrid::headAt(const QPoint& viewport_pos) const {
 QString HeadGrid::toolTipAt(const QPoint& viewport_pos) const {
   const auto [layer, head] = headAt(viewport_pos);
   if (layer < 0) return {};
-  return tr("layer %1, head %2").arg(layer).arg(head);
+  return layer_labels_.isEmpty() ? tr("layer %1, head %2").arg(layer).arg(head)
+                                 : tr("%1, head %2").arg(layerLabel(layer)).arg(head);
 }
 
 const QPixmap& HeadGrid::tilePixmap(std::size_t index) {
@@ -263,7 +280,7 @@ void HeadGrid::paintHeaders(QPainter& painter, const QRect& visible) const {
   for (int layer = 0; layer < n_layers_; ++layer) {
     const QRect box(o.x() - gridOrigin().x() + kMargin, o.y() + layer * (thumb_ + kGap),
                     gridOrigin().x() - kMargin - 6, thumb_);
-    draw(box, Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("L%1").arg(layer),
+    draw(box, Qt::AlignRight | Qt::AlignVCenter, layerLabel(layer),
          layer == selected_.first);
   }
   painter.setFont(font());

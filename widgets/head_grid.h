@@ -8,6 +8,7 @@
 #include <QImage>
 #include <QPixmap>
 #include <QRect>
+#include <QStringList>
 
 #include <utility>
 #include <vector>
@@ -28,6 +29,10 @@ class HeadGrid : public QAbstractScrollArea {
   /// entries (vector too short) and empty maps are drawn as blank grey tiles. Keeps the selected
   /// head if it is still inside the grid, otherwise there is no selection; emits nothing.
   /// Counts < 1 behave like clear().
+  /// Row labels, one per layer row (T5: "enc 0", "dec 0", "cross 0", …); empty: "L<n>".
+  void setLayerLabels(const QStringList& labels);
+  /// The label of row `layer`: its layer label or "L<layer>".
+  QString layerLabel(int layer) const;
   void setHeads(int n_layers, int n_heads, std::vector<HeatmapData> thumbnails);
 
   /// Colours every tile by one number per head instead of its thumbnail (`values[layer *
@@ -103,6 +108,7 @@ class HeadGrid : public QAbstractScrollArea {
   const QPixmap& tilePixmap(std::size_t index);
   void paintHeaders(QPainter& painter, const QRect& visible) const;
 
+  QStringList layer_labels_;
   int n_layers_ = 0;
   int n_heads_ = 0;
   int thumb_ = 64;

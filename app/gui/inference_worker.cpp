@@ -85,6 +85,11 @@ AttentionState attention_state(const LoadedModel& loaded, const RunInput& input,
   c10::InferenceMode inference;
   ForwardOptions options;
   options.logits = last_logits ? prediction_logits(loaded.model->config()) : LogitsReturned::None;
+  if (loaded.model->config().encoder_decoder()) {
+    s.decoder_ids = decoder_ids(loaded, input.decoder_text.toStdString());
+    s.decoder_labels = token_labels(loaded, s.decoder_ids);
+    options.decoder_tokens = torch::tensor(s.decoder_ids, torch::kLong).unsqueeze(0);
+  }
   const auto logits = loaded.model->forward(torch::tensor(s.ids, torch::kLong).unsqueeze(0), all,
                                             progress, options);
   if (last_logits) *last_logits = logits;
@@ -122,6 +127,7 @@ class Context : public WorkerContext {
     return *state_.model;
   }
   const AttentionState& attention(const RunInput& input, const Progress& progress) override {
+    require_one_stack(model(), "This analysis");
     if (state_.run && state_.run->input == input) return *state_.run;
     if (state_.other && state_.other->input == input) return *state_.other;
     state_.other.reset();  // free the previous input's state first
@@ -240,6 +246,65 @@ HeatmapData head_map(const LoadedModel& loaded, const AttentionState& state, con
   return map;
 }
 
+/// The grid row of hook `point` (attention_rows order).
+int row_of(const std::vector<AttentionRow>& rows, const HookPoint& point) {
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].stack == point.stack && rows[i].layer == point.layer) return static_cast<int>(i);
+  throw Error("internal: no grid row for " + point.name());
+}
+
+/// Query and key lengths of a map of `stack`: the encoder's own, the decoder's own, or decoder
+/// queries over encoder keys (cross-attention).
+std::pair<int64_t, int64_t> map_lengths(const AttentionState& s, HookStack stack) {
+  const auto S = static_cast<int64_t>(s.ids.size()), T = static_cast<int64_t>(s.decoder_ids.size());
+  switch (stack) {
+    case HookStack::Decoder: return {T, T};
+    case HookStack::Cross: return {T, S};
+    default: return {S, S};
+  }
+}
+
+/// An encoder–decoder model's head map (its stacks keep no attention inputs to recompute
+/// from): one forward pass keeping that one head of that one hook, rows [q0, q1) × keys
+/// [k0, k1) max-pooled to at most `r.cells` per side, labelled with each side's tokens.
+HeatmapData stack_head_map(const LoadedModel& loaded, const AttentionState& s, const AttentionRow& row,
+                           const HeadRequest& r, int64_t q0, int64_t q1, int64_t k0, int64_t k1) {
+  const auto view = head_view(r.view);
+  const HookPoint point{view.hook, row.layer, row.stack};
+  if (r.head < 0 || r.head >= loaded.model->config().n_heads) throw Error("no head " + std::to_string(r.head));
+  Captures captures;
+  CaptureSink sink(CaptureSpec({point.name()}), captures, HeadSelection{{row.layer, r.head}});
+  {
+    c10::InferenceMode inference;
+    ForwardOptions options;
+    options.logits = LogitsReturned::None;
+    options.decoder_tokens = torch::tensor(s.decoder_ids, torch::kLong).unsqueeze(0);
+    loaded.model->forward(torch::tensor(s.ids, torch::kLong).unsqueeze(0), sink, {}, options);
+  }
+  const auto whole = captures.find(point);
+  if (!whole.defined())
+    throw Error("this model has no " + std::string(view.title) + " in " + row.label + " (" + r.view.toStdString() + ")");
+  const auto region = whole[0][0].narrow(0, q0, q1 - q0).narrow(1, k0, k1 - k0);
+  const int64_t stride = pool_stride(std::max(q1 - q0, k1 - k0), std::max(r.cells, 1));
+  auto pooled = torch::full({(q1 - q0 + stride - 1) / stride, (k1 - k0 + stride - 1) / stride},
+                            -std::numeric_limits<float>::infinity());
+  // Hidden entries hold the hook's masked value (0 or −inf), which the max leaves alone.
+  max_pool_block(pooled, region, torch::ones(region.sizes(), torch::kBool), 0, 0, stride);
+  auto map = heatmap_from_pooled(pooled.masked_fill(pooled.isneginf(), NAN), q1 - q0, k1 - k0);
+  const auto& q_labels = row.stack == HookStack::Encoder ? s.labels : s.decoder_labels;
+  const auto& k_labels = row.stack == HookStack::Decoder ? s.decoder_labels : s.labels;
+  map.row_offset = q0;
+  map.col_offset = k0;
+  for (int64_t i = q0; i < q1; ++i) map.row_labels.push_back(display_label(q_labels[static_cast<size_t>(i)]));
+  for (int64_t j = k0; j < k1; ++j) map.col_labels.push_back(display_label(k_labels[static_cast<size_t>(j)]));
+  map.layer = r.layer;
+  map.head = r.head;
+  map.title = row.label + ", head " + std::to_string(r.head) + " — " + view.title;
+  map.value_name = view.value_name;
+  map.kind = view.kind;
+  return map;
+}
+
 /// The run folder holding `path` when `path` is one of its step-NNNNNN checkpoints.
 QString series_folder_of(const QString& path) {
   namespace fs = std::filesystem;
@@ -286,7 +351,10 @@ void InferenceWorker::open(const JobTicket& job, const QString& path, const QStr
     ModelSummary summary;
     summary.path = path;
     summary.description = QString::fromStdString(describe(*loaded));
-    summary.n_layers = static_cast<int>(loaded->model->config().n_layers);
+    const auto rows = attention_rows(loaded->model->config());
+    summary.n_layers = static_cast<int>(rows.size());
+    for (const auto& row : rows) summary.layer_labels << QString::fromStdString(row.label);
+    summary.encoder_decoder = loaded->model->config().encoder_decoder();
     summary.n_heads = static_cast<int>(loaded->model->config().n_heads);
     summary.has_tokenizer = loaded->tokenizer != nullptr;
     summary.tokenizer_note = QString::fromStdString(loaded->tokenizer_note);
@@ -311,7 +379,12 @@ void InferenceWorker::run(const JobTicket& job, const RunInput& input, const QSt
     const auto ids = input_ids(loaded, input);
     state_->run.reset();  // its attention inputs are stale now; free them before the new run
     const auto& cfg = loaded.model->config();
-    PooledMapSink thumbnails(CaptureSpec({"blocks.*.attn." + view.toStdString()}), kThumbnailCells);
+    const auto rows = attention_rows(cfg);
+    const std::string hook = view.toStdString();
+    PooledMapSink thumbnails(cfg.encoder_decoder() ? CaptureSpec({"encoder.*.attn." + hook, "decoder.*.attn." + hook,
+                                                                  "decoder.*.cross_attn." + hook})
+                                                   : CaptureSpec({"blocks.*.attn." + hook}),
+                             kThumbnailCells);
     const auto start = std::chrono::steady_clock::now();
     at::Tensor last;
     auto state = std::make_unique<AttentionState>(attention_state(
@@ -326,24 +399,31 @@ void InferenceWorker::run(const JobTicket& job, const RunInput& input, const QSt
 
     RunSummary summary;
     summary.view = view;
-    summary.n_layers = static_cast<int>(cfg.n_layers);
+    summary.n_layers = static_cast<int>(rows.size());
+    for (const auto& row : rows) summary.layer_labels << QString::fromStdString(row.label);
     summary.n_heads = static_cast<int>(cfg.n_heads);
     for (const auto& label : state->labels) summary.tokens << QString::fromStdString(display_label(label));
-    const int64_t T = static_cast<int64_t>(ids.size());
-    for (const auto& [point, map] : thumbnails.maps())
+    // One tile per row and head, in grid order; a row without this view (T5's cross-attention
+    // has no position scores) stays blank.
+    summary.thumbnails.resize(rows.size() * static_cast<size_t>(cfg.n_heads));
+    for (const auto& [point, map] : thumbnails.maps()) {
+      const auto row = row_of(rows, point);
+      const auto [Tq, Tk] = map_lengths(*state, point.stack);
       for (int64_t h = 0; h < map.size(1); ++h) {
-        auto d = heatmap_from_pooled(map[0][h], T, T);
-        d.layer = point.layer;
+        auto d = heatmap_from_pooled(map[0][h], Tq, Tk);
+        d.layer = row;
         d.head = static_cast<int>(h);
         d.kind = head_view(view).kind;
-        summary.thumbnails.push_back(std::move(d));
+        summary.thumbnails[static_cast<size_t>(row * cfg.n_heads + h)] = std::move(d);
       }
+    }
     // A causal LM's next token; a masked LM's prediction at each [MASK] (every position without one).
     summary.message = tr("%1 tokens, forward pass %2 s; %3")
                           .arg(ids.size())
                           .arg(seconds, 0, 'f', 3)
                           .arg(QString::fromStdString(describe_predictions(
-                              loaded, predictions(cfg, last, state->labels, 1, cfg.predicts_next_token() ? 1 : 4))));
+                              loaded, predictions(cfg, last, cfg.encoder_decoder() ? state->decoder_labels : state->labels,
+                                                  1, cfg.predicts_next_token() ? 1 : 4))));
     state_->run = std::move(state);
     state_->run_view = view;
     if (job.cancelled()) throw Cancelled();
@@ -355,12 +435,19 @@ void InferenceWorker::head(const JobTicket& job, const HeadRequest& request) {
   guarded(this, job, tr("Cannot show head"), [&] {
     if (!state_->run) throw Error("run the model first");
     const auto& s = *state_->run;
-    const int64_t T = static_cast<int64_t>(s.ids.size());
-    const int64_t q0 = request.region ? std::clamp<int64_t>(request.q0, 0, T - 1) : 0;
-    const int64_t q1 = request.region ? std::clamp<int64_t>(request.q1, q0 + 1, T) : T;
-    const int64_t k0 = request.region ? std::clamp<int64_t>(request.k0, 0, T - 1) : 0;
-    const int64_t k1 = request.region ? std::clamp<int64_t>(request.k1, k0 + 1, T) : T;
-    auto map = head_map(*state_->model, s, request, q0, q1, k0, k1, job);
+    const auto& loaded = *state_->model;
+    const auto rows = attention_rows(loaded.model->config());
+    if (request.layer < 0 || request.layer >= static_cast<int>(rows.size()))
+      throw Error("no layer row " + std::to_string(request.layer));
+    const auto stack = rows[static_cast<size_t>(request.layer)].stack;
+    const auto [Tq, Tk] = map_lengths(s, stack);
+    const int64_t q0 = request.region ? std::clamp<int64_t>(request.q0, 0, Tq - 1) : 0;
+    const int64_t q1 = request.region ? std::clamp<int64_t>(request.q1, q0 + 1, Tq) : Tq;
+    const int64_t k0 = request.region ? std::clamp<int64_t>(request.k0, 0, Tk - 1) : 0;
+    const int64_t k1 = request.region ? std::clamp<int64_t>(request.k1, k0 + 1, Tk) : Tk;
+    auto map = loaded.model->config().encoder_decoder()
+                   ? stack_head_map(loaded, s, rows[static_cast<size_t>(request.layer)], request, q0, q1, k0, k1)
+                   : head_map(loaded, s, request, q0, q1, k0, k1, job);
     if (job.cancelled()) throw Cancelled();  // the user has moved on to another head
     emit headReady(job.generation, map);
   });
@@ -385,6 +472,9 @@ void InferenceWorker::exportCaptures(const JobTicket& job, const QString& path,
       c10::InferenceMode inference;
       ForwardOptions options;
       options.logits = LogitsReturned::None;
+      if (loaded.model->config().encoder_decoder())
+        options.decoder_tokens =
+            torch::tensor(decoder_ids(loaded, input.decoder_text.toStdString()), torch::kLong).unsqueeze(0);
       loaded.model->forward(torch::tensor(ids, torch::kLong).unsqueeze(0), sink,
                             [this, &job](int done, int total) {
                               emit progress(job.generation, done, total);

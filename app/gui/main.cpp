@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
                                "llama2.c .bin, .safetensors, torch.save .pt/.bin, or an HF or "
                                "PosLens folder to open");
   QCommandLineOption text({"t", "text"}, "Input text", "text");
+  QCommandLineOption decoder_text(QStringList{"decoder-text"},
+                                  "Encoder–decoder models (T5): the decoder's input after its start token",
+                                  "text");
   QCommandLineOption run({"r", "run"}, "Run the model as soon as it is loaded");
   QCommandLineOption view(QStringList{"view"},
                           "Per-head map to show: hook_pattern (default), hook_attn_scores, "
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
   parser.addOption(probe);
   parser.addOption(series);
   parser.addOption(text);
+  parser.addOption(decoder_text);
   parser.addOption(run);
   parser.addOption(view);
   parser.process(app);
@@ -49,6 +53,7 @@ int main(int argc, char** argv) {
   poslens::gui::MainWindow window;
   window.show();
   if (parser.isSet(text)) window.setInputText(parser.value(text));
+  if (parser.isSet(decoder_text)) window.setDecoderText(parser.value(decoder_text));
   if (parser.isSet(view)) window.setPreferredView(parser.value(view));
   if (!parser.positionalArguments().isEmpty()) {
     if (parser.isSet(run)) window.runWhenLoaded();

@@ -226,6 +226,12 @@ void MainWindow::setInputText(const QString& text) {
   session_->setInput(input);
 }
 
+void MainWindow::setDecoderText(const QString& text) {
+  auto input = session_->input();
+  input.decoder_text = text;
+  session_->setInput(input);
+}
+
 void MainWindow::showError(const QString& title, const QString& message) {
   // Window-modal but not blocking: the event loop (and the worker's signals) keep running.
   auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);

@@ -31,6 +31,8 @@ class MainWindow : public QMainWindow {
   void openCheckpoint(const QString& path);
   /// Sets the input text (used by the command line).
   void setInputText(const QString& text);
+  /// An encoder–decoder model's decoder text (after its start token).
+  void setDecoderText(const QString& text);
   /// Runs the input once the next model is loaded (used by the command line).
   void runWhenLoaded() { run_when_loaded_ = true; }
   /// Runs the U-shape probe at T = L (or, with `series`, compares the run folder's

@@ -16,8 +16,11 @@ namespace poslens::gui {
 struct ModelSummary {
   QString path;
   QString description;  ///< multi-line text of core describe()
-  int n_layers = 0;
+  int n_layers = 0;   ///< rows of the head grid: layers, or an encoder–decoder model's stacks' layers
   int n_heads = 0;
+  /// Row labels ("L0", …; T5: "enc 0", …, "dec 0", …, "cross 0", …); empty: "L<n>".
+  QStringList layer_labels;
+  bool encoder_decoder = false;  ///< T5: the input has a decoder text too
   bool has_tokenizer = false;
   QString tokenizer_note;  ///< without a tokenizer: why (none found, or the file's problem)
   /// The per-head maps this model can show, as hook suffixes ("hook_pattern",
@@ -32,6 +35,7 @@ struct ModelSummary {
 struct RunSummary {
   int n_layers = 0;
   int n_heads = 0;
+  QStringList layer_labels;  ///< as ModelSummary::layer_labels
   QString view;                              ///< hook suffix the thumbnails show
   QStringList tokens;                        ///< one label per position
   std::vector<poslens::HeatmapData> thumbnails;  ///< index layer * n_heads + head, pooled small
@@ -42,7 +46,12 @@ struct RunSummary {
 struct RunInput {
   QString text;
   bool as_token_ids = false;
-  bool operator==(const RunInput& o) const { return text == o.text && as_token_ids == o.as_token_ids; }
+  /// Encoder–decoder models: the decoder's input after its start token (`text` is the
+  /// encoder's); ignored by other models.
+  QString decoder_text;
+  bool operator==(const RunInput& o) const {
+    return text == o.text && as_token_ids == o.as_token_ids && decoder_text == o.decoder_text;
+  }
 };
 
 /// Identity of one job on the worker. `cancel` is shared with the Session, which sets it when

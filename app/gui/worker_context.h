@@ -13,6 +13,7 @@
 
 #include "analysis/heatmap_data.h"
 #include "analysis/progress.h"
+#include "core/base/error.h"
 #include "app/gui/run_types.h"
 #include "core/runtime/attention.h"
 #include "core/runtime/checkpoint.h"
@@ -28,8 +29,43 @@ struct AttentionState {
   std::vector<int64_t> ids;
   std::vector<std::string> labels;  ///< token_labels
   std::vector<std::string> pieces;  ///< token_pieces
+  /// What maps are recomputed from, per layer; empty for an encoder–decoder model, whose
+  /// head maps come from a forward pass of their own (inference_worker.cpp).
   std::vector<LayerAttentionInputs> layers;
+  std::vector<int64_t> decoder_ids;          ///< encoder–decoder models: the decoder's input
+  std::vector<std::string> decoder_labels;   ///< its token_labels
 };
+
+/// Throws poslens::Error saying that `what` reads one stack of layers when `model` is an
+/// encoder–decoder model (T5): its analyses are not stack-aware yet.
+inline void require_one_stack(const LoadedModel& model, const std::string& what) {
+  const auto& c = model.model->config();
+  if (c.encoder_decoder())
+    throw Error(what + " reads one stack of layers; it is not available for encoder–decoder models (" +
+                c.architecture + ") yet — the Heads panel shows every stack, and poslens-cli run writes them");
+}
+
+/// One row of the head grid: a stack's layer.
+struct AttentionRow {
+  HookStack stack = HookStack::Blocks;
+  int layer = 0;
+  std::string label;  ///< "L3"; T5: "enc 3", "dec 3", "cross 3"
+};
+
+/// The head grid's rows: the model's layers, or an encoder–decoder model's encoder layers,
+/// then its decoder's self-attention layers, then their cross-attention (the order
+/// PooledMapSink's maps come in).
+inline std::vector<AttentionRow> attention_rows(const ModelConfig& c) {
+  std::vector<AttentionRow> rows;
+  if (!c.encoder_decoder()) {
+    for (int l = 0; l < c.n_layers; ++l) rows.push_back({HookStack::Blocks, l, "L" + std::to_string(l)});
+    return rows;
+  }
+  for (int l = 0; l < c.n_encoder_layers; ++l) rows.push_back({HookStack::Encoder, l, "enc " + std::to_string(l)});
+  for (int l = 0; l < c.n_layers; ++l) rows.push_back({HookStack::Decoder, l, "dec " + std::to_string(l)});
+  for (int l = 0; l < c.n_layers; ++l) rows.push_back({HookStack::Cross, l, "cross " + std::to_string(l)});
+  return rows;
+}
 
 /// Labels `map`, a view of head (`layer`, `head`) of `s` over rows [q0, q1) × keys [k0, k1):
 /// token labels on both axes, the input's ids and pieces, the offsets and the title

@@ -174,8 +174,11 @@ std::string describe(const LoadedModel& loaded) {
   out << "checkpoint:        " << loaded.path << "\n"
       << "format:            " << loaded.format << "\n"
       << "architecture:      " << c.architecture << "\n"
-      << "position encoding: " << loaded.model->position_encoding().describe() << "\n"
-      << "d_model:           " << c.d_model << "\n"
+      << "position encoding: " << loaded.model->position_encoding().describe() << "\n";
+  if (c.encoder_decoder())
+    out << "encoder position:  " << loaded.model->encoder_position_encoding().describe() << "\n"
+        << "n_encoder_layers:  " << c.n_encoder_layers << " (bidirectional; the decoder's below, with cross-attention)\n";
+  out << "d_model:           " << c.d_model << "\n"
       << "n_layers:          " << c.n_layers << "\n"
       << "n_heads:           " << c.n_heads << "\n"
       << "n_kv_heads:        " << c.n_kv_heads << "\n"
@@ -188,6 +191,8 @@ std::string describe(const LoadedModel& loaded) {
   if (c.sliding_window) out << ", sliding window " << c.sliding_window;
   if (c.parallel_residual) out << ", parallel attention + MLP";
   if (!c.causal) out << ", bidirectional (not causal)";
+  if (c.norm_placement == NormPlacement::Post) out << ", post-norm";
+  if (c.mlm_head) out << ", masked-LM head";
   out << "\n"
       << "parameters:        " << loaded.n_params << "\n"
       << "stored dtype:      " << loaded.stored_dtype << "\n"

@@ -61,7 +61,12 @@ class Transformer {
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
+  /// The position encoding (an encoder–decoder model's decoder's).
   const PositionEncoding& position_encoding() const { return *position_; }
+  /// An encoder–decoder model's encoder position encoding (bidirectional); else position_encoding().
+  const PositionEncoding& encoder_position_encoding() const {
+    return encoder_position_ ? *encoder_position_ : *position_;
+  }
   c10::Device device() const;
   c10::ScalarType dtype() const;
 

@@ -368,3 +368,45 @@ TEST_F(OpenSession, ALongHeadMapIsPooledAndARegionComesBackAtFullResolution) {
 
 }  // namespace
 }  // namespace poslens::gui
+
+namespace poslens::gui {
+namespace {
+
+TEST(Session, EncoderDecoderRowsShowEveryStackAndCrossHeadsReadTheEncoder) {
+  // The T5 reference model (tests/data/models/t5): 2 encoder and 2 decoder layers, 4 heads.
+  Session session;
+  QSignalSpy opened(&session, &Session::modelOpened);
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy heads(&session, &Session::headReady);
+  QSignalSpy failed(&session, &Session::failed);
+  session.setLoadOptions("cpu", "float32");
+  session.open(QString(POSLENS_SOURCE_DIR) + "/tests/data/models/t5");
+  ASSERT_TRUE(arrived(opened, 30000));
+  const auto model = opened.at(0).at(0).value<ModelSummary>();
+  EXPECT_TRUE(model.encoder_decoder);
+  EXPECT_EQ(model.layer_labels, (QStringList{"enc 0", "enc 1", "dec 0", "dec 1", "cross 0", "cross 1"}));
+  RunInput input{"5,6,7,8,9", true, ""};  // no tokenizer: the decoder is its start token alone
+  session.setInput(input);
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  const auto run = finished.at(0).at(0).value<RunSummary>();
+  ASSERT_EQ(run.n_layers, 6);
+  ASSERT_EQ(run.thumbnails.size(), 6u * 4u);
+  EXPECT_EQ(run.thumbnails[0].source_rows, 5) << "encoder: 5 × 5";
+  EXPECT_EQ(run.thumbnails[2 * 4].source_rows, 1) << "decoder: its start token";
+  EXPECT_EQ(run.thumbnails[4 * 4].source_cols, 5) << "cross: decoder queries × encoder keys";
+  ASSERT_TRUE(arrived(heads, 30000));
+  session.selectHead(5, 2);  // cross 1, head 2
+  ASSERT_TRUE(arrived(heads, 30000, 2));
+  const auto cross = heads.at(1).at(0).value<HeatmapData>();
+  EXPECT_EQ(cross.rows, 1);
+  EXPECT_EQ(cross.cols, 5);
+  EXPECT_EQ(cross.title, "cross 1, head 2 — attention pattern");
+  double sum = 0;
+  for (int c = 0; c < 5; ++c) sum += cross.at(0, c);
+  EXPECT_NEAR(sum, 1.0, 1e-5) << "a pattern row over the encoder's keys";
+  EXPECT_EQ(failed.count(), 0);
+}
+
+}  // namespace
+}  // namespace poslens::gui

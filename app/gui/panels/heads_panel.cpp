@@ -106,6 +106,7 @@ HeadsPanel::HeadsPanel(Session& session) : Panel(session) {
     if (const int i = view_->findData(view); i >= 0) view_->setCurrentIndex(i);
   });
   connect(&session, &Session::runFinished, this, [this](const RunSummary& run) {
+    grid_->setLayerLabels(run.layer_labels);
     grid_->setHeads(run.n_layers, run.n_heads, run.thumbnails);
     grid_->fitThumbnailsToWidth();
     metrics_.reset();  // a run is of the current input: recompute for it

@@ -38,6 +38,11 @@ InputPanel::InputPanel(Session& session) : Panel(session) {
   text_->setPlaceholderText(tr("Text to run the model on"));
   text_->setMaximumHeight(110);
   token_ids_ = new QCheckBox(tr("Input is comma-separated token ids"));
+  decoder_text_ = new QLineEdit;
+  decoder_text_->setPlaceholderText(tr("Decoder text (after the start token; empty: start token alone)"));
+  decoder_text_->setToolTip(tr("Encoder–decoder models (T5): the text above is the encoder's input, "
+                               "this the decoder's"));
+  decoder_text_->setVisible(false);
   device_ = new QComboBox;
   device_->addItems({"auto", "cpu", "cuda"});
   device_->setToolTip(tr("Applied when a checkpoint is opened"));
@@ -62,6 +67,7 @@ InputPanel::InputPanel(Session& session) : Panel(session) {
   buttons->addWidget(cancel_);
   layout->addWidget(text_);
   layout->addWidget(token_ids_);
+  layout->addWidget(decoder_text_);
   layout->addLayout(form);
   layout->addLayout(buttons);
   layout->addWidget(progress_);
@@ -71,6 +77,7 @@ InputPanel::InputPanel(Session& session) : Panel(session) {
   // Widgets -> session.
   connect(text_, &QPlainTextEdit::textChanged, this, &InputPanel::pushInput);
   connect(token_ids_, &QCheckBox::toggled, this, &InputPanel::pushInput);
+  connect(decoder_text_, &QLineEdit::textChanged, this, &InputPanel::pushInput);
   auto pushLoadOptions = [this] {
     this->session().setLoadOptions(device_->currentText(), dtype_->currentText());
   };
@@ -83,12 +90,14 @@ InputPanel::InputPanel(Session& session) : Panel(session) {
 
   // Session -> widgets.
   connect(&session, &Session::inputChanged, this, [this](const RunInput& input) {
-    const QSignalBlocker quiet_text(text_), quiet_ids(token_ids_);  // no echo back
+    const QSignalBlocker quiet_text(text_), quiet_ids(token_ids_), quiet_decoder(decoder_text_);  // no echo back
     if (text_->toPlainText() != input.text) text_->setPlainText(input.text);
     token_ids_->setChecked(input.as_token_ids);
+    if (decoder_text_->text() != input.decoder_text) decoder_text_->setText(input.decoder_text);
   });
   connect(&session, &Session::modelOpened, this, [this](const ModelSummary& model) {
     token_ids_->setChecked(!model.has_tokenizer);
+    decoder_text_->setVisible(model.encoder_decoder);
     message_->setText(model.has_tokenizer
                           ? QString()
                           : tr("No tokenizer: enter token ids. %1").arg(model.tokenizer_note));
@@ -131,7 +140,7 @@ void InputPanel::buildExportChoice() {
 }
 
 void InputPanel::pushInput() {
-  session().setInput({text_->toPlainText(), token_ids_->isChecked()});
+  session().setInput({text_->toPlainText(), token_ids_->isChecked(), decoder_text_->text()});
 }
 
 void InputPanel::onBusyChanged(bool busy) {
