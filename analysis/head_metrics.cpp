@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/runtime/run.h"
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
 
@@ -112,6 +113,7 @@ HeadMetrics HeadMetricsSink::result() const {
 
 HeadMetrics compute_head_metrics(const LoadedModel& loaded, const std::vector<int64_t>& ids,
                                  const Progress& progress) {
+  require_one_stack(loaded, "Head metrics");
   const auto& cfg = loaded.model->config();
   if (ids.empty()) throw Error("no tokens to measure (the input is empty)");
   HeadMetricsSink sink(cfg.n_layers, cfg.n_heads, loaded.model->position_encoding().has_position_scores());

@@ -206,6 +206,7 @@ PositionMapResult position_map(const LoadedModel& loaded, const std::vector<int6
                                const PositionMapOptions& options,
                                const std::optional<HeadSelection>& heads,
                                const PositionMapConsumer& maps, const Progress& progress) {
+  require_one_stack(loaded, "The position map");
   const Transformer& model = *loaded.model;
   const int64_t T = static_cast<int64_t>(ids.size());
   if (T == 0) throw Error("no tokens to map (the input is empty)");

@@ -9,6 +9,7 @@
 
 #include "analysis/rope_frequencies.h"
 #include "core/base/compute_setup.h"
+#include "core/runtime/run.h"
 #include "core/base/error.h"
 #include "core/runtime/resources.h"
 #include "core/runtime/sinks.h"
@@ -164,6 +165,7 @@ void compute_probe_vaf(ProbeResult& r) {
 
 ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
                       const std::function<bool(int64_t, int64_t)>& progress) {
+  require_one_stack(loaded, "The U-shape probe");
   c10::InferenceMode inference;
   const Transformer& model = *loaded.model;
   const ModelConfig& cfg = model.config();

@@ -12,6 +12,7 @@ namespace poslens {
 
 TextDecomposition decompose_text(const LoadedModel& model, const std::vector<int64_t>& ids,
                                  int layer, int head, int64_t train_length) {
+  require_one_stack(model, "The frequency decomposition");
   const auto& cfg = model.model->config();
   const auto& pe = model.model->position_encoding();
   const int64_t T = static_cast<int64_t>(ids.size());

@@ -13,7 +13,6 @@
 
 #include "analysis/heatmap_data.h"
 #include "analysis/progress.h"
-#include "core/base/error.h"
 #include "app/gui/run_types.h"
 #include "core/runtime/attention.h"
 #include "core/runtime/checkpoint.h"
@@ -35,15 +34,6 @@ struct AttentionState {
   std::vector<int64_t> decoder_ids;          ///< encoder–decoder models: the decoder's input
   std::vector<std::string> decoder_labels;   ///< its token_labels
 };
-
-/// Throws poslens::Error saying that `what` reads one stack of layers when `model` is an
-/// encoder–decoder model (T5): its analyses are not stack-aware yet.
-inline void require_one_stack(const LoadedModel& model, const std::string& what) {
-  const auto& c = model.model->config();
-  if (c.encoder_decoder())
-    throw Error(what + " reads one stack of layers; it is not available for encoder–decoder models (" +
-                c.architecture + ") yet — the Heads panel shows every stack, and poslens-cli run writes them");
-}
 
 /// One row of the head grid: a stack's layer.
 struct AttentionRow {

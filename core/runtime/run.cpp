@@ -60,6 +60,13 @@ std::vector<int64_t> decoder_ids(const LoadedModel& model, const std::string& te
   return ids;
 }
 
+void require_one_stack(const LoadedModel& model, const std::string& what) {
+  const auto& c = model.model->config();
+  if (c.encoder_decoder())
+    throw Error(what + " reads one stack of layers; it is not available for encoder–decoder models (" +
+                c.architecture + ") yet: `run` (and the GUI's Heads panel) show every stack");
+}
+
 namespace {
 
 /// `text(id)` from the model's tokenizer for each id, "#id" without one or outside it.

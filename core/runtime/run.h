@@ -28,6 +28,11 @@ std::vector<int64_t> encode_text(const LoadedModel& model, const std::string& te
 /// Throws poslens::Error for a model that is not encoder–decoder or has no tokenizer (text given).
 std::vector<int64_t> decoder_ids(const LoadedModel& model, const std::string& text);
 
+/// Throws poslens::Error saying that `what` reads one stack of layers when `model` is an
+/// encoder–decoder model (T5): the analyses of analysis/ are not stack-aware yet (run and the
+/// GUI's head grid are).
+void require_one_stack(const LoadedModel& model, const std::string& what);
+
 /// One label per id: the token's text from the tokenizer, or "#<id>" without one.
 std::vector<std::string> token_labels(const LoadedModel& model, const std::vector<int64_t>& ids);
 /// The raw vocabulary piece of each id (Tokenizer::piece: "Ġthe", "▁the", "<0x0A>"), "#id"

@@ -54,7 +54,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 Work probe_job(const ProbeRequest& request) {
   return [request](WorkerContext& ctx) -> std::any {
     const auto& loaded = ctx.model();
-    require_one_stack(loaded, "The frequency analysis");
     auto options = probe_options(request);
     const bool overlay = request.extrapolate_to > request.length;
     const auto start = std::chrono::steady_clock::now();
@@ -79,7 +78,6 @@ Work probe_job(const ProbeRequest& request) {
 Work decompose_job(const RunInput& input, int layer) {
   return [input, layer](WorkerContext& ctx) -> std::any {
     const auto& loaded = ctx.model();
-    require_one_stack(loaded, "The frequency analysis");
     const auto ids = input_ids(loaded, input);
     const auto start = std::chrono::steady_clock::now();
     const auto d = decompose_text(loaded, ids, layer);

@@ -11,7 +11,6 @@ namespace poslens::gui {
 Work metrics_job(const RunInput& input) {
   return [input](WorkerContext& ctx) -> std::any {
     const auto& loaded = ctx.model();
-    require_one_stack(loaded, "Head metrics");
     const auto m = compute_head_metrics(loaded, input_ids(loaded, input), ctx.progress());
     HeadMetricsSummary summary;
     summary.n_layers = static_cast<int>(m.values.size(0));

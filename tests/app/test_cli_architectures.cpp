@@ -1,0 +1,81 @@
+// poslens-cli on the new architectures' reference checkpoints (tests/data/models/): T5's three
+// stacks in one HDF5 file, the masked LM's predictions, and the analyses that are not
+// stack-aware refusing an encoder–decoder model with a message.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <H5Cpp.h>
+
+#include "app/cli_runner.h"
+#include "fixtures.h"
+
+namespace poslens {
+namespace {
+
+using ::testing::HasSubstr;
+using test::cli;
+using test::q;
+
+std::string model(const std::string& name) {
+  return q(std::filesystem::path(POSLENS_SOURCE_DIR) / "tests/data/models" / name);
+}
+
+TEST(CliArchitectures, T5RunWritesEveryStackWithItsShape) {
+  REQUIRE_CLI();
+  const auto out = test::scratch_dir() / "t5.h5";
+  const auto r = cli("run " + model("t5") + " --tokens 5,6,7,8,9 --out " + q(out));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("next token:"));
+  H5::H5File file(out.string(), H5F_ACC_RDONLY);
+  const auto dims = [&](const std::string& name) {
+    const auto space = file.openDataSet("/captures/" + name).getSpace();
+    std::vector<hsize_t> d(static_cast<size_t>(space.getSimpleExtentNdims()));
+    space.getSimpleExtentDims(d.data());
+    return d;
+  };
+  EXPECT_EQ(dims("encoder.1.attn.hook_pattern"), (std::vector<hsize_t>{1, 4, 5, 5}));
+  EXPECT_EQ(dims("decoder.1.attn.hook_pattern"), (std::vector<hsize_t>{1, 4, 1, 1}));
+  EXPECT_EQ(dims("decoder.1.cross_attn.hook_pattern"), (std::vector<hsize_t>{1, 4, 1, 5}));
+  EXPECT_EQ(dims("logits"), (std::vector<hsize_t>{1, 1, 96}));
+}
+
+TEST(CliArchitectures, DecoderTextIsOnlyForEncoderDecoderModels) {
+  REQUIRE_CLI();
+  const auto r = cli("run " + model("bloom") + " --tokens 5,6 --decoder-text x --out " +
+                     q(test::scratch_dir() / "x.h5"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.output, HasSubstr("--decoder-text is for encoder–decoder models"));
+}
+
+TEST(CliArchitectures, MaskedLmPrintsEveryPositionWithoutAMaskToken) {
+  REQUIRE_CLI();
+  const auto r = cli("run " + model("bert") + " --tokens 5,6,7 --top-k 2 --out " + q(test::scratch_dir() / "b.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("position 0 (\"#5\"):"));
+  EXPECT_THAT(r.output, HasSubstr("position 2 (\"#7\"):"));
+  const auto g = cli("generate " + model("bert") + " --text hi");
+  EXPECT_EQ(g.code, 1);
+  EXPECT_THAT(g.output, HasSubstr("generate needs a causal language model"));
+}
+
+TEST(CliArchitectures, OneStackAnalysesRefuseEncoderDecoderModels) {
+  REQUIRE_CLI();
+  const auto r = cli("heads " + model("t5") + " --tokens 5,6,7 --out " + q(test::scratch_dir() / "h.h5"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.output, HasSubstr("Head metrics reads one stack of layers"));
+}
+
+TEST(CliArchitectures, InfoNamesEachFamily) {
+  REQUIRE_CLI();
+  for (const auto& [name, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"bloom", "BloomForCausalLM"}, {"mpt", "MptForCausalLM"}, {"bert", "BertForMaskedLM"},
+           {"roberta", "RobertaForMaskedLM"}, {"t5", "T5ForConditionalGeneration"},
+           {"nanogpt/ckpt.pt", "nanoGPT"}, {"tl_nanogpt", "HookedTransformer"}}) {
+    const auto r = cli("info " + model(name));
+    ASSERT_EQ(r.code, 0) << name << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr(expected));
+  }
+}
+
+}  // namespace
+}  // namespace poslens
