@@ -67,16 +67,26 @@ void PooledMapSink::begin(int64_t batch, int64_t length) {
   length_ = length;
   stride_ = pool_stride(length, cells_);
   maps_.clear();
+  strides_.clear();
 }
 
 void PooledMapSink::block(const HookPoint& point, const MapBlock& block) {
   const auto values = select_heads(block.values, heads_, point.layer);
+  // Each map's own stride: an encoder–decoder model's encoder maps are longer than the
+  // decoder's (begin() saw the decoder's length).
+  const int64_t stride = pool_stride(std::max(block.length, block.key_length()), cells_);
   auto& map = entry(maps_, point, [&] {
-    return torch::full({values.size(0), values.size(1), ceil_div(block.length, stride_),
-                        ceil_div(block.key_length(), stride_)},
+    strides_[point] = stride;
+    return torch::full({values.size(0), values.size(1), ceil_div(block.length, stride),
+                        ceil_div(block.key_length(), stride)},
                        kNegInf, torch::kFloat32);
   });
-  max_pool_block(map, values, block.allowed, block.q_begin, block.k_begin, stride_);
+  max_pool_block(map, values, block.allowed, block.q_begin, block.k_begin, stride);
+}
+
+int64_t PooledMapSink::stride_of(const HookPoint& point) const {
+  const auto it = strides_.find(point);
+  return it == strides_.end() ? stride_ : it->second;
 }
 
 std::vector<std::pair<HookPoint, at::Tensor>> PooledMapSink::maps() const {

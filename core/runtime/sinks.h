@@ -2,6 +2,7 @@
 // Sinks that keep a small part of the map hooks while a forward pass streams them
 // (hook_sink.h): a max-pooled image per head (what a view draws) and the last query's row (what
 // the U-shape probe reads). Both are O(head · cells²) or O(head · T), never O(head · T²).
+#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -26,8 +27,12 @@ class PooledMapSink : public HookSink {
   void begin(int64_t batch, int64_t length) override;
   void block(const HookPoint& point, const MapBlock& block) override;
 
-  /// Rows (and columns) of the source map per pooled cell, after begin().
+  /// Rows (and columns) of the source map per pooled cell, after begin(), for maps as long as
+  /// the pass (T × T).
   int64_t stride() const { return stride_; }
+  /// The stride of `point`'s map: pool_stride(max(query, key length), cells); stride() for a
+  /// map not made yet.
+  int64_t stride_of(const HookPoint& point) const;
   /// The pooled maps in the order their first blocks came: float32 CPU [batch, head,
   /// ceil(T/s), ceil(T/s)], NaN where every entry was hidden.
   std::vector<std::pair<HookPoint, at::Tensor>> maps() const;
@@ -38,6 +43,7 @@ class PooledMapSink : public HookSink {
   std::optional<HeadSelection> heads_;
   int64_t stride_ = 1, length_ = 0;
   std::vector<std::pair<HookPoint, at::Tensor>> maps_;  // −inf where nothing visible yet
+  std::map<HookPoint, int64_t> strides_;
 };
 
 /// Keeps the last query's row of the map hooks `spec` wants: float32 CPU [batch, head, T] per

@@ -39,6 +39,25 @@ TEST(CliArchitectures, T5RunWritesEveryStackWithItsShape) {
   EXPECT_EQ(dims("logits"), (std::vector<hsize_t>{1, 1, 96}));
 }
 
+TEST(CliArchitectures, T5PooledMapsHaveEachStacksOwnStride) {
+  REQUIRE_CLI();
+  const auto out = test::scratch_dir() / "t5pool.h5";
+  std::string ids = "5";
+  for (int i = 1; i < 40; ++i) ids += "," + std::to_string(5 + i % 80);
+  const auto r = cli("run " + model("t5") + " --tokens " + ids + " --pool 8 --out " + q(out));
+  ASSERT_EQ(r.code, 0) << r.output;
+  H5::H5File file(out.string(), H5F_ACC_RDONLY);
+  const auto encoder = file.openDataSet("/captures/encoder.0.attn.hook_pattern");
+  std::vector<hsize_t> d(4);
+  encoder.getSpace().getSimpleExtentDims(d.data());
+  EXPECT_EQ(d, (std::vector<hsize_t>{1, 4, 8, 8})) << "40 encoder positions pooled by 5";
+  int64_t stride = 0;
+  encoder.openAttribute("pool_stride").read(H5::PredType::NATIVE_INT64, &stride);
+  EXPECT_EQ(stride, 5);
+  file.openDataSet("/captures/decoder.0.cross_attn.hook_pattern").getSpace().getSimpleExtentDims(d.data());
+  EXPECT_EQ(d, (std::vector<hsize_t>{1, 4, 1, 8})) << "1 decoder query over 40 encoder keys by 5";
+}
+
 TEST(CliArchitectures, DecoderTextIsOnlyForEncoderDecoderModels) {
   REQUIRE_CLI();
   const auto r = cli("run " + model("bloom") + " --tokens 5,6 --decoder-text x --out " +
