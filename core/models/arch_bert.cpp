@@ -15,9 +15,7 @@ namespace {
 ModelConfig bert_config(const nlohmann::json& j, const std::string& arch, const std::string& where) {
   const bool roberta = arch.rfind("Roberta", 0) == 0;
   ModelConfig c = hf_decoder_sizes(j, arch, 512, where);
-  if (c.d_head * c.n_heads != c.d_model)
-    throw Error(where + ": hidden_size " + std::to_string(c.d_model) +
-                " is not a multiple of num_attention_heads " + std::to_string(c.n_heads));
+  head_size(c.d_model, c.n_heads, "hidden_size", "num_attention_heads", where);  // BERT's q/k/v are d_model wide
   const auto pe_type = j.value("position_embedding_type", std::string("absolute"));
   if (pe_type != "absolute")
     throw Error(where + ": position_embedding_type \"" + pe_type + "\" is not supported (only \"absolute\")");

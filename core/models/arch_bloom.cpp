@@ -21,10 +21,7 @@ ModelConfig bloom_config(const nlohmann::json& j, const std::string& where) {
   c.n_layers = require_int(j, "n_layer", where);
   c.n_heads = require_int(j, "n_head", where);
   c.n_kv_heads = c.n_heads;
-  c.d_head = c.n_heads > 0 ? c.d_model / c.n_heads : 0;
-  if (c.d_head * c.n_heads != c.d_model)
-    throw Error(where + ": hidden_size " + std::to_string(c.d_model) + " is not a multiple of n_head " +
-                std::to_string(c.n_heads));
+  c.d_head = head_size(c.d_model, c.n_heads, "hidden_size", "n_head", where);
   c.d_mlp = 4 * c.d_model;  // BloomMLP: dense_h_to_4h
   c.vocab_size = require_int(j, "vocab_size", where);
   // ALiBi has no position table; seq_length is the training length where a config names it.

@@ -14,10 +14,7 @@ ModelConfig gpt2_config_from_hf(const nlohmann::json& j, const std::string& wher
   c.n_layers = require_int(j, "n_layer", where);
   c.n_heads = require_int(j, "n_head", where);
   c.n_kv_heads = c.n_heads;
-  c.d_head = c.n_heads > 0 ? c.d_model / c.n_heads : 0;
-  if (c.d_head * c.n_heads != c.d_model)
-    throw Error(where + ": n_embd " + std::to_string(c.d_model) + " is not a multiple of n_head " +
-                std::to_string(c.n_heads));
+  c.d_head = head_size(c.d_model, c.n_heads, "n_embd", "n_head", where);
   c.d_mlp = int_or(j, "n_inner", 4 * c.d_model, where);
   c.vocab_size = require_int(j, "vocab_size", where);
   c.n_ctx = require_int(j, "n_positions", where);

@@ -16,10 +16,7 @@ ModelConfig gpt_neox_config_from_hf(const nlohmann::json& j, const std::string& 
   c.n_layers = require_int(j, "num_hidden_layers", where);
   c.n_heads = require_int(j, "num_attention_heads", where);
   c.n_kv_heads = c.n_heads;  // no GQA in GPT-NeoX
-  c.d_head = c.n_heads > 0 ? c.d_model / c.n_heads : 0;
-  if (c.d_head * c.n_heads != c.d_model)
-    throw Error(where + ": hidden_size " + std::to_string(c.d_model) +
-                " is not a multiple of num_attention_heads " + std::to_string(c.n_heads));
+  c.d_head = head_size(c.d_model, c.n_heads, "hidden_size", "num_attention_heads", where);
   c.d_mlp = require_int(j, "intermediate_size", where);
   c.vocab_size = require_int(j, "vocab_size", where);
   c.n_ctx = int_or(j, "max_position_embeddings", 2048, where);

@@ -17,10 +17,7 @@ ModelConfig mpt_config(const nlohmann::json& j, const std::string& where) {
   c.n_layers = require_int(j, "n_layers", where);
   c.n_heads = require_int(j, "n_heads", where);
   c.n_kv_heads = c.n_heads;
-  c.d_head = c.n_heads > 0 ? c.d_model / c.n_heads : 0;
-  if (c.d_head * c.n_heads != c.d_model)
-    throw Error(where + ": d_model " + std::to_string(c.d_model) + " is not a multiple of n_heads " +
-                std::to_string(c.n_heads));
+  c.d_head = head_size(c.d_model, c.n_heads, "d_model", "n_heads", where);
   c.d_mlp = int_or(j, "expansion_ratio", 4, where) * c.d_model;
   c.vocab_size = require_int(j, "vocab_size", where);
   c.n_ctx = int_or(j, "max_seq_len", 2048, where);

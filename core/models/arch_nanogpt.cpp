@@ -36,10 +36,7 @@ ModelConfig nanogpt_config(const TorchZipFile& zip) {
   c.n_layers = model_arg(s, "n_layer", where);
   c.n_heads = model_arg(s, "n_head", where);
   c.n_kv_heads = c.n_heads;
-  c.d_head = c.n_heads > 0 ? c.d_model / c.n_heads : 0;
-  if (c.d_head * c.n_heads != c.d_model)
-    throw Error(where + ": n_embd " + std::to_string(c.d_model) + " is not a multiple of n_head " +
-                std::to_string(c.n_heads));
+  c.d_head = arch::head_size(c.d_model, c.n_heads, "n_embd", "n_head", where);
   c.d_mlp = 4 * c.d_model;
   c.vocab_size = model_arg(s, "vocab_size", where);
   c.n_ctx = model_arg(s, "block_size", where);

@@ -25,6 +25,14 @@ ModelConfig hf_decoder_sizes(const nlohmann::json& j, const std::string& archite
   return c;
 }
 
+int64_t head_size(int64_t d_model, int64_t n_heads, const char* d_key, const char* heads_key,
+                  const std::string& where) {
+  if (n_heads <= 0 || d_model % n_heads != 0)
+    throw Error(where + ": " + d_key + " " + std::to_string(d_model) + " is not a multiple of " + heads_key + " " +
+                std::to_string(n_heads));
+  return d_model / n_heads;
+}
+
 Activation gelu_from_hf(const std::string& name, const char* key, const std::string& arch,
                         const std::string& where) {
   if (name == "gelu") return Activation::GeluExact;

@@ -27,6 +27,10 @@ PositionComponentSpec rope_component(const nlohmann::json& j, double rope_theta,
 /// supported for <arch> (supported: ...)" otherwise.
 Activation gelu_from_hf(const std::string& name, const char* key, const std::string& arch,
                         const std::string& where);
+/// d_model / n_heads, the head size of configs that do not name one. Throws poslens::Error
+/// "<where>: <d_key> 768 is not a multiple of <heads_key> 5" when it does not divide.
+int64_t head_size(int64_t d_model, int64_t n_heads, const char* d_key, const char* heads_key,
+                  const std::string& where);
 /// The sizes every HF decoder config names the same way: hidden_size, num_hidden_layers,
 /// num_attention_heads, num_key_value_heads (default: num_attention_heads), head_dim (default:
 /// hidden_size / num_attention_heads), intermediate_size, vocab_size, max_position_embeddings

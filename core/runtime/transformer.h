@@ -1,5 +1,6 @@
 #pragma once
-// The model runtime: a decoder-only transformer assembled from a ModelConfig and its weights,
+// The model runtime: a transformer (decoder-only, encoder-only or encoder–decoder) assembled
+// from a ModelConfig and its weights,
 // with attention computed explicitly (scores -> mask -> float32 softmax) in blocks of query
 // rows (attention.h), and every hook point of SPEC.md §1 handed to a HookSink as it is made
 // (hook_sink.h): nothing in a forward pass holds [head, T, T].
@@ -74,7 +75,11 @@ class Transformer {
   std::vector<HookPoint> hook_points() const;
 
   /// Runs the model on `tokens` (int64 [batch, pos], ids < vocab_size, any device) and returns
-  /// the logits options.logits asks for, float32 on the model's device. Every hook point
+  /// the logits options.logits asks for, float32 on the model's device. The layers are
+  /// assembled from the shared blocks of blocks.h by the config's recipe (pre-norm, parallel,
+  /// post-norm). An encoder–decoder model (T5) runs `tokens` through its encoder, then
+  /// options.decoder_tokens through its decoder (cross-attending to the encoder's output); the
+  /// logits, `progress` (encoder then decoder layers) and hook names (hook_points.h) follow. Every hook point
   /// `sink` wants is handed to it as it is made (per-position hooks whole, logits in chunks of
   /// positions, maps in blocks of whole rows); a layer whose maps nobody wants streams its keys
   /// (attention.h), so memory stays O(T · block) per layer. Differentiable:
