@@ -99,14 +99,16 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
   // contents, not by allocating a billion layers: the last layer's first required tensor has to
   // exist before any layer is made.
   const auto layers_of = [&](const WeightRule& rule) { return rule.encoder ? config.n_encoder_layers : config.n_layers; };
-  for (const auto& rule : table.rules)
-    if (has_layer(rule.pattern) && !rule.optional && !rule.encoder) {
-      const auto last = with_layer(rule.pattern, config.n_layers - 1);
-      if (!stored.count(last))
-        throw Error("missing tensor " + last + " in " + source.describe() + " (the config says " +
-                    std::to_string(config.n_layers) + " layers)");
-      break;
-    }
+  for (const bool encoder : {false, true})
+    for (const auto& rule : table.rules)
+      if (has_layer(rule.pattern) && !rule.optional && rule.encoder == encoder) {
+        const int64_t n = layers_of(rule);
+        const auto last = with_layer(rule.pattern, n - 1);
+        if (!stored.count(last))
+          throw Error("missing tensor " + last + " in " + source.describe() + " (the config says " +
+                      std::to_string(n) + (encoder ? " encoder" : "") + " layers)");
+        break;
+      }
 
   ModelWeights weights;
   weights.layers.resize(static_cast<size_t>(config.n_layers));

@@ -163,6 +163,17 @@ TEST(ArchReference, T5HookNamesFollowHookedEncoderDecoder) {
   EXPECT_EQ(loaded.model->forward(torch::tensor({{5, 6, 7}}), nothing).sizes(), (std::vector<int64_t>{1, 1, 96}));
 }
 
+TEST(ArchReference, T5ConfigClaimingMoreEncoderLayersThanStoredFailsOnTheFile) {
+  const auto dir = test::scratch_dir();
+  fs::copy(case_dir("t5"), dir, fs::copy_options::recursive);
+  auto config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
+  config["num_layers"] = 1000000000;  // a hostile config must not make a billion layers
+  config["num_decoder_layers"] = 2;
+  std::ofstream(dir / "config.json") << config.dump();
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(dir.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("missing tensor encoder.block.999999999.layer.0.SelfAttention.q.weight"));
+}
+
 TEST(ArchReference, AlibiSlopesOfBothRecipes) {
   // BLOOM's (Press et al.) and MPT's agree at alibi_bias_max 8 for any head count; MPT's
   // odd-then-even order shows with another bias_max (llm-foundry gen_slopes, by hand).
