@@ -408,5 +408,23 @@ TEST(Session, EncoderDecoderRowsShowEveryStackAndCrossHeadsReadTheEncoder) {
   EXPECT_EQ(failed.count(), 0);
 }
 
+TEST(Session, MaskedLmRunSaysWhatEachPositionPredicts) {
+  // BERT (tests/data/models/bert, no tokenizer): no [MASK] in the ids, so the run's message
+  // names the prediction at the first positions instead of a next token.
+  Session session;
+  QSignalSpy opened(&session, &Session::modelOpened);
+  QSignalSpy finished(&session, &Session::runFinished);
+  session.setLoadOptions("cpu", "float32");
+  session.open(QString(POSLENS_SOURCE_DIR) + "/tests/data/models/bert");
+  ASSERT_TRUE(arrived(opened, 30000));
+  session.setInput(RunInput{"5,6,7", true, ""});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  const auto message = finished.at(0).at(0).value<RunSummary>().message;
+  EXPECT_TRUE(message.contains("position 0 → ")) << message.toStdString();
+  EXPECT_TRUE(message.contains("position 2 → ")) << message.toStdString();
+  EXPECT_FALSE(message.contains("next token")) << message.toStdString();
+}
+
 }  // namespace
 }  // namespace poslens::gui
