@@ -118,11 +118,11 @@ void run(const RunCommand& c) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const auto& [point, map] : pooled.maps()) {
-    // An encoder–decoder model's maps have their own lengths (and strides).
+    // An encoder–decoder model's maps have their own lengths (and strides): decoder queries.
+    const bool decoder_queries = point.stack == HookStack::Decoder || point.stack == HookStack::Cross;
     std::vector<Hdf5Attribute> attributes{{"pooling", std::string("max")},
                                           {"pool_stride", pooled.stride_of(point)},
-                                          {"source_length", point.stack == HookStack::Encoder ? static_cast<int64_t>(ids.size())
-                                                            : decoder.empty() ? T : static_cast<int64_t>(decoder.size())}};
+                                          {"source_length", static_cast<int64_t>(decoder_queries ? decoder.size() : ids.size())}};
     if (point.stack == HookStack::Cross) attributes.push_back({"source_key_length", static_cast<int64_t>(ids.size())});
     if (heads) attributes.push_back({"heads", heads_of_layer(*heads, point.layer)});
     file.add({"/captures/" + point.name(), map, {}, {"batch", "head", "q_block", "k_block"}, attributes});

@@ -209,6 +209,23 @@ const at::Tensor& pick(const AttentionBlock& b, HookKind kind) {
   }
 }
 
+/// An empty max-pool canvas for `rows` × `cols` source entries at most `cells` per side: −inf
+/// cells (nothing seen yet) and the stride.
+std::pair<at::Tensor, int64_t> pool_canvas(int64_t rows, int64_t cols, int cells) {
+  const int64_t stride = pool_stride(std::max(rows, cols), std::max(cells, 1));
+  return {torch::full({(rows + stride - 1) / stride, (cols + stride - 1) / stride},
+                      -std::numeric_limits<float>::infinity()),
+          stride};
+}
+
+/// A filled canvas as the heatmap of `view` (cells nothing reached: NaN).
+HeatmapData canvas_heatmap(const at::Tensor& pooled, int64_t rows, int64_t cols, const HeadView& view) {
+  auto map = heatmap_from_pooled(pooled.masked_fill(pooled.isneginf(), NAN), rows, cols);
+  map.value_name = view.value_name;
+  map.kind = view.kind;
+  return map;
+}
+
 /// Head (`r.layer`, `r.head`)'s map of `view` over rows [q0, q1) × keys [k0, k1), recomputed
 /// from `state` block by block and max-pooled to at most `r.cells` per side.
 HeatmapData head_map(const LoadedModel& loaded, const AttentionState& state, const HeadRequest& r,
@@ -224,9 +241,7 @@ HeatmapData head_map(const LoadedModel& loaded, const AttentionState& state, con
   what.pattern = view.hook == HookKind::Pattern;
   what.position = view.hook == HookKind::PosScores;
   what.cope = view.hook == HookKind::CopeGates || view.hook == HookKind::CopePos;
-  const int64_t stride = pool_stride(std::max(q1 - q0, k1 - k0), std::max(r.cells, 1));
-  auto pooled = torch::full({(q1 - q0 + stride - 1) / stride, (k1 - k0 + stride - 1) / stride},
-                            -std::numeric_limits<float>::infinity());
+  auto [pooled, stride] = pool_canvas(q1 - q0, k1 - k0, r.cells);
   const int64_t rows = attention.block_rows({});
   for (int64_t a = q0; a < q1; a += rows) {
     if (job.cancelled()) throw Cancelled();  // the user has moved on to another head
@@ -239,10 +254,8 @@ HeatmapData head_map(const LoadedModel& loaded, const AttentionState& state, con
     max_pool_block(pooled, values[0][0].narrow(1, c0 - b.k_begin, c1 - c0),
                    b.allowed.narrow(1, c0 - b.k_begin, c1 - c0), a - q0, c0 - k0, stride);
   }
-  auto map = heatmap_from_pooled(pooled.masked_fill(pooled.isneginf(), NAN), q1 - q0, k1 - k0);
+  auto map = canvas_heatmap(pooled, q1 - q0, k1 - k0, view);
   label_head_map(map, state, r.layer, r.head, q0, q1, k0, k1, view.title);
-  map.value_name = view.value_name;
-  map.kind = view.kind;
   return map;
 }
 
@@ -285,23 +298,14 @@ HeatmapData stack_head_map(const LoadedModel& loaded, const AttentionState& s, c
   if (!whole.defined())
     throw Error("this model has no " + std::string(view.title) + " in " + row.label + " (" + r.view.toStdString() + ")");
   const auto region = whole[0][0].narrow(0, q0, q1 - q0).narrow(1, k0, k1 - k0);
-  const int64_t stride = pool_stride(std::max(q1 - q0, k1 - k0), std::max(r.cells, 1));
-  auto pooled = torch::full({(q1 - q0 + stride - 1) / stride, (k1 - k0 + stride - 1) / stride},
-                            -std::numeric_limits<float>::infinity());
+  auto [pooled, stride] = pool_canvas(q1 - q0, k1 - k0, r.cells);
   // Hidden entries hold the hook's masked value (0 or −inf), which the max leaves alone.
   max_pool_block(pooled, region, torch::ones(region.sizes(), torch::kBool), 0, 0, stride);
-  auto map = heatmap_from_pooled(pooled.masked_fill(pooled.isneginf(), NAN), q1 - q0, k1 - k0);
-  const auto& q_labels = row.stack == HookStack::Encoder ? s.labels : s.decoder_labels;
-  const auto& k_labels = row.stack == HookStack::Decoder ? s.decoder_labels : s.labels;
-  map.row_offset = q0;
-  map.col_offset = k0;
-  for (int64_t i = q0; i < q1; ++i) map.row_labels.push_back(display_label(q_labels[static_cast<size_t>(i)]));
-  for (int64_t j = k0; j < k1; ++j) map.col_labels.push_back(display_label(k_labels[static_cast<size_t>(j)]));
+  auto map = canvas_heatmap(pooled, q1 - q0, k1 - k0, view);
+  label_map(map, row.stack == HookStack::Encoder ? s.labels : s.decoder_labels,
+            row.stack == HookStack::Decoder ? s.decoder_labels : s.labels, row.label, r.head, q0, q1, k0, k1,
+            view.title);
   map.layer = r.layer;
-  map.head = r.head;
-  map.title = row.label + ", head " + std::to_string(r.head) + " — " + view.title;
-  map.value_name = view.value_name;
-  map.kind = view.kind;
   return map;
 }
 

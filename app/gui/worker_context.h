@@ -57,20 +57,28 @@ inline std::vector<AttentionRow> attention_rows(const ModelConfig& c) {
   return rows;
 }
 
+/// Labels rows [q0, q1) of `map` with `q_labels` and keys [k0, k1) with `k_labels` (token texts,
+/// shown through display_label), sets the offsets and the title "`row`, head H — `what`".
+inline void label_map(HeatmapData& map, const std::vector<std::string>& q_labels,
+                      const std::vector<std::string>& k_labels, const std::string& row, int head, int64_t q0,
+                      int64_t q1, int64_t k0, int64_t k1, const std::string& what) {
+  map.row_offset = q0;
+  map.col_offset = k0;
+  for (int64_t i = q0; i < q1; ++i) map.row_labels.push_back(display_label(q_labels[static_cast<size_t>(i)]));
+  for (int64_t j = k0; j < k1; ++j) map.col_labels.push_back(display_label(k_labels[static_cast<size_t>(j)]));
+  map.head = head;
+  map.title = row + ", head " + std::to_string(head) + " — " + what;
+}
+
 /// Labels `map`, a view of head (`layer`, `head`) of `s` over rows [q0, q1) × keys [k0, k1):
 /// token labels on both axes, the input's ids and pieces, the offsets and the title
 /// "layer L, head H — `what`".
 inline void label_head_map(HeatmapData& map, const AttentionState& s, int layer, int head, int64_t q0,
                            int64_t q1, int64_t k0, int64_t k1, const std::string& what) {
-  map.row_offset = q0;
-  map.col_offset = k0;
-  for (int64_t i = q0; i < q1; ++i) map.row_labels.push_back(display_label(s.labels[static_cast<size_t>(i)]));
-  for (int64_t j = k0; j < k1; ++j) map.col_labels.push_back(display_label(s.labels[static_cast<size_t>(j)]));
+  label_map(map, s.labels, s.labels, "layer " + std::to_string(layer), head, q0, q1, k0, k1, what);
   map.token_ids = s.ids;
   map.token_pieces = s.pieces;
   map.layer = layer;
-  map.head = head;
-  map.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + what;
 }
 
 class WorkerContext {

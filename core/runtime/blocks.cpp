@@ -26,17 +26,16 @@ at::Tensor mlp_whole(const ModelConfig& c, const LayerWeights& w, const at::Tens
   return at::linear(activation(c.activation, at::linear(h, w.w_up, w.b_up)), w.w_down, w.b_down);
 }
 
-/// q, k or v of `h`, [batch, pos, heads, d_head]; MPT clamps them to ±clip_qkv (its Wqkv output).
-at::Tensor projection(const Pass& p, const at::Tensor& h, const at::Tensor& weight, const at::Tensor& bias,
-                      int64_t heads) {
-  auto out = at::linear(h, weight, bias);
-  if (p.config.clip_qkv > 0) out = out.clamp(-p.config.clip_qkv, p.config.clip_qkv);
-  return out.view({h.size(0), h.size(1), heads, p.config.d_head});
-}
-
 const at::Tensor kNone;  // the absent bias of a cross-attention projection
 
 }  // namespace
+
+at::Tensor projection(const ModelConfig& c, const at::Tensor& h, const at::Tensor& weight, const at::Tensor& bias,
+                      int64_t heads) {
+  auto out = at::linear(h, weight, bias);
+  if (c.clip_qkv > 0) out = out.clamp(-c.clip_qkv, c.clip_qkv);
+  return out.view({h.size(0), h.size(1), heads, c.d_head});
+}
 
 at::Tensor norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   if (c.norm == NormType::RMSNorm) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset);
@@ -93,9 +92,9 @@ at::Tensor attention(const Pass& p, int l, const Projections& w, const at::Tenso
   const auto& c = p.config;
   const auto& pe = p.pe;
   const auto& kv_in = kv_input.defined() ? kv_input : h;
-  auto q = projection(p, h, w.w_q, w.b_q, c.n_heads);
-  auto k = projection(p, kv_in, w.w_k, w.b_k, c.n_kv_heads);
-  const auto v = projection(p, kv_in, w.w_v, w.b_v, c.n_kv_heads);
+  auto q = projection(c, h, w.w_q, w.b_q, c.n_heads);
+  auto k = projection(c, kv_in, w.w_k, w.b_k, c.n_kv_heads);
+  const auto v = projection(c, kv_in, w.w_v, w.b_v, c.n_kv_heads);
   const int64_t key_length = kv_in.size(1);
   p.emit(HookKind::Q, l, q);
   p.emit(HookKind::K, l, k);

@@ -54,6 +54,12 @@ struct Cross {
 /// and returned in x's dtype; per config.norm and config.norm_eps.
 at::Tensor norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
+/// q, k or v of `h` [batch, pos, d_model]: linear(h, weight, bias) viewed as [batch, pos, heads,
+/// d_head]; MPT clamps it to ±config.clip_qkv (its Wqkv output). Used by the forward and by
+/// Transformer::qk_projections.
+at::Tensor projection(const ModelConfig& c, const at::Tensor& h, const at::Tensor& weight, const at::Tensor& bias,
+                      int64_t heads);
+
 /// The activation function of `a` (tanh GELU for GeluNew, as HF `gelu_new` / BLOOM's).
 at::Tensor activation(Activation a, const at::Tensor& x);
 

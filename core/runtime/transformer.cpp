@@ -229,20 +229,14 @@ std::pair<at::Tensor, at::Tensor> Transformer::qk_projections(int layer, const a
   if (x.dim() != 3 || x.size(2) != c.d_model)
     throw Error("qk_logits: x must be [batch, pos, d_model=" + std::to_string(c.d_model) + "]");
   const auto& w = weights_.layers[static_cast<size_t>(layer)];
-  const int64_t B = x.size(0), T = x.size(1);
   auto h = x.to(device(), dtype());
   // A pre-norm model with an embedding norm (BLOOM) puts both in front of layer 0's q/k.
   if (layer == 0 && c.embed_norm && c.norm_placement == NormPlacement::Pre)
     h = blocks::norm(c, h, weights_.embed_norm, weights_.embed_norm_bias);
   const auto in = blocks::attention_input_norm(c, weights_, layer);
   if (in.present) h = blocks::norm(c, h, in.weight, in.bias);
-  auto project = [&](const at::Tensor& weight, const at::Tensor& bias, int64_t heads) {
-    auto out = at::linear(h, weight, bias);
-    if (c.clip_qkv > 0) out = out.clamp(-c.clip_qkv, c.clip_qkv);
-    return out.view({B, T, heads, c.d_head}).transpose(1, 2);
-  };
-  const auto q = project(w.w_q, w.b_q, c.n_heads);
-  auto k = project(w.w_k, w.b_k, c.n_kv_heads);
+  const auto q = blocks::projection(c, h, w.w_q, w.b_q, c.n_heads).transpose(1, 2);
+  auto k = blocks::projection(c, h, w.w_k, w.b_k, c.n_kv_heads).transpose(1, 2);
   if (c.n_kv_heads != c.n_heads) k = k.repeat_interleave(c.n_heads / c.n_kv_heads, 1);
   return {q.to(torch::kFloat32), k.to(torch::kFloat32)};
 }
