@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "analysis/rope_markers_data.h"
+
 namespace poslens {
 namespace {
 
@@ -24,6 +26,16 @@ void add_frequencies(Datasets& out, const std::string& group, const at::Tensor& 
 
 namespace {
 
+/// The RoPE landmarks of θ_c at training length L (rope_markers_data.h) as attributes.
+Attributes marker_attributes(const at::Tensor& theta, int64_t L) {
+  if (L < 1) return {};
+  const auto t = theta.to(torch::kCPU, torch::kDouble).contiguous();
+  const std::vector<double> values(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+  const auto yarn = yarn_correction_range(values, L);
+  return {{"critical_components", critical_component(values, L)},
+          {"yarn_ramp", std::vector<int64_t>{yarn.first, yarn.last}}};
+}
+
 void add_probe(Datasets& d, std::vector<std::pair<std::string, Attributes>>& groups,
                const std::string& g, const ProbeResult& p, uint64_t seed, bool every_token) {
   add(d, g, "scores", p.scores, {"layer", "head", "key_pos"});
@@ -44,6 +56,7 @@ void add_probe(Datasets& d, std::vector<std::pair<std::string, Attributes>>& gro
                      {"kept_components", p.kept_components},
                      {"seed", static_cast<int64_t>(seed)},
                      {"sampling", std::string(every_token ? "all" : "random")}}});
+  for (auto& a : marker_attributes(p.theta, p.L)) groups.back().second.push_back(a);
 }
 
 }  // namespace
@@ -89,6 +102,9 @@ void write_compare_hdf5(const std::string& path, const CompareResult& c,
   Datasets d;
   add(d, g, "vaf", c.vaf, {"checkpoint", "layer", "component"});
   d.push_back({g + "/checkpoints", {}, c.names, {"checkpoint"}, {}});
+  // Identical digests under different names mean identical weights (Pythia issue #205).
+  if (c.weights_sha256.size() == c.names.size())
+    d.push_back({g + "/weights_sha256", {}, c.weights_sha256, {"checkpoint"}, {}});
   add(d, g, "steps", torch::tensor(c.steps, torch::kLong), {"checkpoint"});
   add(d, g, "scores", torch::stack(scores), {"checkpoint", "layer", "head", "key_pos"});
   add(d, g, "components", torch::stack(components), {"checkpoint", "layer", "component", "key_pos"});

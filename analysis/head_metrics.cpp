@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <random>
 
 #include "core/runtime/run.h"
 #include "core/base/error.h"
@@ -14,13 +15,37 @@
 namespace poslens {
 
 const std::vector<std::string>& head_metric_names() {
-  static const std::vector<std::string> names = {"entropy", "mean_distance", "sink",
-                                                 "previous_token", "position_share"};
+  static const std::vector<std::string> names = {
+      "entropy",        "mean_distance",   "sink",      "sink_2",         "sink_3", "sink_4",
+      "previous_token", "duplicate_token", "induction", "position_share"};
   return names;
 }
 
 namespace {
-enum Sum : int64_t { kEntropy, kDistance, kSink, kPrevious, kCount, kPos, kPos2, kLogit, kLogit2, kSums };
+/// The float64 sums per (layer, head): the metrics in head_metric_names() order up to the
+/// detectors, then Σ A (the detectors' denominator) and the position share's moments.
+enum Sum : int64_t {
+  kEntropy, kDistance, kSink1, kSink2, kSink3, kSink4, kPrevious, kDuplicate, kInduction,
+  kMass, kCount, kPos, kPos2, kLogit, kLogit2, kSums
+};
+constexpr int64_t kSinkTokens = 4;
+
+/// [B, rows, keys] float masks of the duplicate-token and induction detection patterns over
+/// rows [q0, q0 + rows) and keys [k0, k0 + keys) of `ids` [B, T] (formulas at HeadMetrics).
+std::pair<at::Tensor, at::Tensor> detector_masks(const at::Tensor& ids, int64_t q0, int64_t rows,
+                                                 int64_t k0, int64_t keys) {
+  const auto dev = ids.device();
+  const auto i = torch::arange(q0, q0 + rows, torch::dtype(torch::kLong).device(dev)).unsqueeze(1);
+  const auto j = torch::arange(k0, k0 + keys, torch::dtype(torch::kLong).device(dev)).unsqueeze(0);
+  const auto tq = ids.narrow(1, q0, rows).unsqueeze(2);  // [B, rows, 1]
+  const auto tk = ids.narrow(1, k0, keys).unsqueeze(1);  // [B, 1, keys]
+  // t_{j−1} for each key j; key 0 has none (−1 matches no token).
+  const auto before = torch::cat({torch::full({ids.size(0), 1}, -1, ids.options()), ids}, 1);
+  const auto tk_prev = before.narrow(1, k0, keys).unsqueeze(1);
+  const auto duplicate = (tq == tk) & (j < i);
+  const auto induction = (tq == tk_prev) & (j <= i);
+  return {duplicate.to(torch::kFloat32), induction.to(torch::kFloat32)};
+}
 }  // namespace
 
 std::string head_metrics_csv(int64_t n_layers, int64_t n_heads, const std::vector<double>& values) {
@@ -44,8 +69,8 @@ std::string head_metrics_csv(int64_t n_layers, int64_t n_heads, const std::vecto
   return text;
 }
 
-HeadMetricsSink::HeadMetricsSink(int64_t n_layers, int64_t n_heads, bool position_share)
-    : n_layers_(n_layers), n_heads_(n_heads), position_share_(position_share) {}
+HeadMetricsSink::HeadMetricsSink(int64_t n_layers, int64_t n_heads, bool position_share, at::Tensor ids)
+    : n_layers_(n_layers), n_heads_(n_heads), position_share_(position_share), ids_(std::move(ids)) {}
 
 bool HeadMetricsSink::wants(const HookPoint& point) const {
   return point.kind == HookKind::Pattern ||
@@ -53,6 +78,9 @@ bool HeadMetricsSink::wants(const HookPoint& point) const {
 }
 
 void HeadMetricsSink::begin(int64_t batch, int64_t length) {
+  if (ids_.defined() && (ids_.dim() != 2 || ids_.size(0) != batch || ids_.size(1) != length))
+    throw Error("head metrics: the detectors' ids are " + shape_str(ids_) + ", the pass runs [" +
+                std::to_string(batch) + ", " + std::to_string(length) + "]");
   batch_ = batch;
   length_ = length;
   sums_ = torch::zeros({n_layers_, n_heads_, kSums}, torch::kDouble);
@@ -74,11 +102,23 @@ void HeadMetricsSink::block(const HookPoint& point, const MapBlock& block) {
     const auto i = torch::arange(block.q_begin, block.q_begin + block.rows(), torch::dtype(torch::kFloat32).device(dev));
     const auto j = torch::arange(block.k_begin, block.k_begin + block.keys(), torch::dtype(torch::kFloat32).device(dev));
     sums.select(1, kDistance) += total(p.sum(-1) * i - torch::matmul(p, j));
-    if (block.k_begin == 0) sums.select(1, kSink) += total(p.select(3, 0));
+    sums.select(1, kMass) += total(p.sum(-1));
+    // Mass on the first k tokens: the block's keys [k_begin, …) that lie below k (a sliding
+    // window's later blocks start past some or all of them).
+    for (int64_t k = 1; k <= kSinkTokens; ++k) {
+      const int64_t first_keys = std::min(k - block.k_begin, block.keys());
+      if (first_keys > 0) sums.select(1, kSink1 + k - 1) += total(p.narrow(3, 0, first_keys).sum(-1));
+    }
     // Entries (i, i − 1) lie on the diagonal with column = row + q_begin − 1 − k_begin.
     const int64_t offset = block.q_begin - 1 - block.k_begin;
     if (offset > -block.rows() && offset < block.keys())
       sums.select(1, kPrevious) += total(p.diagonal(offset, 2, 3));
+    if (ids_.defined()) {
+      const auto [duplicate, induction] =
+          detector_masks(ids_.to(dev), block.q_begin, block.rows(), block.k_begin, block.keys());
+      sums.select(1, kDuplicate) += total((p * duplicate.unsqueeze(1)).sum(-1));
+      sums.select(1, kInduction) += total((p * induction.unsqueeze(1)).sum(-1));
+    }
     return;
   }
   // Position share: count, Σx and Σx² of the logits and the position term over visible entries.
@@ -96,7 +136,6 @@ void HeadMetricsSink::block(const HookPoint& point, const MapBlock& block) {
 
 HeadMetrics HeadMetricsSink::result() const {
   const double queries = static_cast<double>(batch_ * length_);
-  const double previous = static_cast<double>(batch_ * std::max<int64_t>(length_ - 1, 0));
   const auto s = sums_.unbind(2);
   const auto n = s[kCount];
   const auto var = [&](const at::Tensor& sum, const at::Tensor& sum2) {
@@ -107,25 +146,86 @@ HeadMetrics HeadMetricsSink::result() const {
     const auto var_logit = var(s[kLogit], s[kLogit2]);
     share = torch::where((n > 1) & (var_logit > 0), var(s[kPos], s[kPos2]) / var_logit, share);
   }
-  const auto prev = previous > 0 ? s[kPrevious] / previous : torch::zeros_like(share);
-  return {torch::stack({s[kEntropy] / queries, s[kDistance] / queries, s[kSink] / queries, prev, share}, -1)};
+  const auto nan = torch::full_like(share, std::numeric_limits<double>::quiet_NaN());
+  const auto detector = [&](Sum sum) {
+    return ids_.defined() || sum == kPrevious ? s[sum] / s[kMass] : nan;
+  };
+  return {torch::stack({s[kEntropy] / queries, s[kDistance] / queries, s[kSink1] / queries,
+                        s[kSink2] / queries, s[kSink3] / queries, s[kSink4] / queries,
+                        detector(kPrevious), detector(kDuplicate), detector(kInduction), share},
+                       -1)};
+}
+
+std::vector<int64_t> induction_tokens(const ModelConfig& config, int64_t n, uint64_t seed) {
+  const bool bos = config.bos_token_id >= 0 && config.bos_token_id < config.vocab_size;
+  if (n < 1) throw Error("the induction sequence needs a length of at least 1, got " + std::to_string(n));
+  if (config.vocab_size < (bos ? 3 : 2))
+    throw Error("the induction sequence needs a vocabulary of at least two tokens");
+  const int64_t total = 2 * n + (bos ? 1 : 0);
+  if (config.n_ctx > 0 && total > config.n_ctx)
+    throw Error("the induction sequence of " + std::to_string(total) + " tokens exceeds the model's n_ctx " +
+                std::to_string(config.n_ctx) + " (choose a shorter induction length)");
+  std::mt19937_64 random(seed);
+  // Draw from the vocabulary without the BOS id: one id fewer, shifted past it.
+  std::uniform_int_distribution<int64_t> draw(0, config.vocab_size - (bos ? 2 : 1));
+  std::vector<int64_t> half(static_cast<size_t>(n));
+  for (auto& id : half) {
+    id = draw(random);
+    if (bos && id >= config.bos_token_id) ++id;
+  }
+  std::vector<int64_t> ids;
+  if (bos) ids.push_back(config.bos_token_id);
+  ids.insert(ids.end(), half.begin(), half.end());
+  ids.insert(ids.end(), half.begin(), half.end());
+  return ids;
+}
+
+at::Tensor detection_pattern(const std::string& name, const at::Tensor& ids) {
+  if (ids.dim() != 1) throw Error("detection_pattern: ids must be [T], got " + shape_str(ids));
+  const int64_t T = ids.size(0);
+  const auto t = ids.to(torch::kCPU, torch::kLong).unsqueeze(0);
+  if (name == "previous_token") return torch::diag(torch::ones({T - 1}, torch::kDouble), -1);
+  const auto [duplicate, induction] = detector_masks(t, 0, T, 0, T);
+  if (name == "duplicate_token") return duplicate[0].to(torch::kDouble);
+  if (name == "induction") return induction[0].to(torch::kDouble);
+  throw Error("detection_pattern: unknown detector '" + name +
+              "' (previous_token, duplicate_token, induction)");
 }
 
 HeadMetrics compute_head_metrics(const LoadedModel& loaded, const std::vector<int64_t>& ids,
-                                 const Progress& progress) {
+                                 const Progress& progress, const HeadMetricsOptions& options) {
   require_one_stack(loaded, "Head metrics");
   const auto& cfg = loaded.model->config();
   if (ids.empty()) throw Error("no tokens to measure (the input is empty)");
-  HeadMetricsSink sink(cfg.n_layers, cfg.n_heads, loaded.model->position_encoding().has_position_scores());
+  // The repeated sequence is shortened to fit a small model's context (2n + 1 ≤ n_ctx).
+  const int64_t room = cfg.n_ctx > 0 ? (cfg.n_ctx - 1) / 2 : options.induction_length;
+  const int64_t length = std::min(options.induction_length, room);
+  const bool induction = length > 0;
+  const auto repeated = induction ? induction_tokens(cfg, length, options.seed) : std::vector<int64_t>{};
   c10::InferenceMode inference;
-  ForwardOptions options;
-  options.logits = LogitsReturned::None;
-  loaded.model->forward(torch::tensor(ids, torch::kLong).unsqueeze(0), sink, progress.layers(), options);
-  return sink.result();
+  ForwardOptions forward;
+  forward.logits = LogitsReturned::None;
+  // The input's pass, then the induction sequence's (weighted by length).
+  const double input_share = static_cast<double>(ids.size()) / static_cast<double>(ids.size() + repeated.size());
+  const auto text_ids = torch::tensor(ids, torch::kLong).unsqueeze(0);
+  HeadMetricsSink sink(cfg.n_layers, cfg.n_heads, loaded.model->position_encoding().has_position_scores(), text_ids);
+  loaded.model->forward(text_ids, sink, progress.part(0.0, input_share, "input").layers(), forward);
+  HeadMetrics metrics = sink.result();
+  const int64_t column = kInduction;
+  if (!induction) {
+    metrics.values.select(2, column).fill_(std::numeric_limits<double>::quiet_NaN());
+    return metrics;
+  }
+  const auto seq = torch::tensor(repeated, torch::kLong).unsqueeze(0);
+  HeadMetricsSink induction_sink(cfg.n_layers, cfg.n_heads, false, seq);
+  loaded.model->forward(seq, induction_sink, progress.part(input_share, 1.0 - input_share).layers(), forward);
+  metrics.values.select(2, column).copy_(induction_sink.result().values.select(2, column));
+  metrics.induction_ids = repeated;
+  return metrics;
 }
 
 HeadMetrics head_metrics(const at::Tensor& pattern, const at::Tensor& allowed,
-                         const at::Tensor& logits, const at::Tensor& position) {
+                         const at::Tensor& logits, const at::Tensor& position, const at::Tensor& ids) {
   if (pattern.dim() != 4 || pattern.size(2) != pattern.size(3) ||
       allowed.sizes() != pattern.sizes().slice(2))
     throw Error("head_metrics: pattern must be [layer, head, q, q] with allowed [q, q], got " +
@@ -135,6 +235,8 @@ HeadMetrics head_metrics(const at::Tensor& pattern, const at::Tensor& allowed,
       throw Error("head_metrics: logits and position terms must have the pattern's shape " +
                   shape_str(pattern) + ", got " + shape_str(*t));
   const int64_t T = pattern.size(2);
+  if (ids.defined() && (ids.dim() != 1 || ids.size(0) != T))
+    throw Error("head_metrics: ids must be [" + std::to_string(T) + "], got " + shape_str(ids));
   const auto p = pattern.to(torch::kCPU, torch::kDouble);
   const auto mask = allowed.to(torch::kCPU, torch::kBool);
   const auto i = torch::arange(T, torch::kDouble).unsqueeze(1);
@@ -143,8 +245,18 @@ HeadMetrics head_metrics(const at::Tensor& pattern, const at::Tensor& allowed,
   const auto plogp = torch::where(p > 0, p * p.log(), torch::zeros_like(p));
   const auto entropy = (-plogp.sum(-1)).mean(-1);
   const auto distance = (p * (i - j)).sum(-1).mean(-1);
-  const auto sink = p.select(-1, 0).mean(-1);
-  const auto previous = T > 1 ? p.diagonal(-1, 2, 3).mean(-1) : torch::zeros_like(sink);
+  std::vector<at::Tensor> sinks;  // mass on the first k tokens, k = 1..4
+  for (int64_t k = 1; k <= kSinkTokens; ++k) sinks.push_back(p.narrow(-1, 0, std::min(k, T)).sum(-1).mean(-1));
+  const auto sink = sinks[0];
+  // TransformerLens's score: Σ(A ⊙ D)/Σ A over the whole map.
+  const auto score = [&](const std::string& name) {
+    const auto tokens = ids.defined() ? ids : torch::zeros({T}, torch::kLong);  // previous: any
+    return (p * detection_pattern(name, tokens)).sum({2, 3}) / p.sum({2, 3});
+  };
+  const auto nan = torch::full_like(sink, std::numeric_limits<double>::quiet_NaN());
+  const auto previous = score("previous_token");
+  const auto duplicate = ids.defined() ? score("duplicate_token") : nan;
+  const auto induction = ids.defined() ? score("induction") : nan;
 
   auto share = torch::full_like(sink, std::numeric_limits<double>::quiet_NaN());
   if (logits.defined() && position.defined()) {
@@ -158,7 +270,9 @@ HeadMetrics head_metrics(const at::Tensor& pattern, const at::Tensor& allowed,
         if (var_all > 0) share[l][h] = pos.var(false).item<double>() / var_all;
       }
   }
-  return {torch::stack({entropy, distance, sink, previous, share}, -1)};
+  return {torch::stack({entropy, distance, sinks[0], sinks[1], sinks[2], sinks[3], previous,
+                        duplicate, induction, share},
+                       -1)};
 }
 
 }  // namespace poslens

@@ -35,6 +35,9 @@ struct HeatmapData {
   std::vector<int64_t> token_ids;
   std::vector<std::string> token_pieces;
   std::string title;                    ///< e.g. "L2 H5 pattern"
+  /// Axis titles; empty: "query position" (rows) and "key position" (columns). Maps that are
+  /// not attention maps (head × frequency, layer × head) name their own.
+  std::string row_axis, col_axis;
   std::string value_name;               ///< label of the colour scale, e.g. "weight"
   HeatmapKind kind = HeatmapKind::Value;  ///< picks the default colour range
   int layer = -1;

@@ -128,6 +128,8 @@ void write_head_metrics_hdf5(const std::string& path, const HeadMetrics& m,
   d.push_back({"/analysis/heads/values", m.values, {}, {"layer", "head", "metric"},
                {{"methods", methods}}});
   d.push_back({"/analysis/heads/metrics", {}, head_metric_names(), {"metric"}, {}});
+  if (!m.induction_ids.empty())  // what the induction column was measured on
+    d.push_back({"/analysis/heads/induction_ids", torch::tensor(m.induction_ids, torch::kLong), {}, {"pos"}, {}});
   write_analysis_hdf5(path, d, {}, torch::tensor(ids, torch::kLong).unsqueeze(0), labels, meta);
 }
 

@@ -66,6 +66,7 @@ CompareResult compare_checkpoints(const std::vector<std::string>& paths, const L
     if (!out.probes.empty()) check_same_shape(out.probes.front(), result, path);
     out.names.push_back(path);
     out.steps.push_back(checkpoint_step(model));
+    out.weights_sha256.push_back(model.weights_sha256);
     out.probes.push_back(std::move(result));
   }
   std::vector<at::Tensor> vaf;

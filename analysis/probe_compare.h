@@ -14,6 +14,7 @@ namespace poslens {
 struct CompareResult {
   std::vector<std::string> names;  ///< checkpoint paths as given
   std::vector<int64_t> steps;      ///< training step per checkpoint, -1 where unknown
+  std::vector<std::string> weights_sha256;  ///< per checkpoint (LoadedModel::weights_sha256)
   std::vector<ProbeResult> probes; ///< one per checkpoint, same tokens and T
   at::Tensor vaf;                  ///< float32 [checkpoint, layer, component]
   ExportMetadata meta;             ///< of the first checkpoint (for the HDF5 root attributes)

@@ -13,11 +13,13 @@ packages=(
   libhdf5-dev ccache hdf5-tools nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev
   libpcre2-dev libicu-dev  # HF tokenizer.json: PCRE2 regexes, ICU Unicode data
+  libssl-dev  # SHA-256 of the weights in every analysis file (libcrypto)
   xvfb xauth imagemagick
   time  # GNU time -v: peak RSS in scripts/bench_long.sh
   python3-torch python3-h5py python3-numpy
   python3-sentencepiece  # tools/make_spm_reference.py (test data only; never linked)
   fortunes  # the default corpus of the character-LM task (docs/training.md)
+  slurm-wlm munge  # the sweep's Slurm test: a single-node cluster on localhost (tests/slurm)
 )
 
 missing=()

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "analysis/rope_markers_data.h"
 #include "widgets/figure_export.h"
 
 namespace poslens {
@@ -24,6 +25,8 @@ const QColor kActivated(214, 39, 40);
 const QColor kBand(255, 200, 200, 90);
 const QColor kBar(70, 130, 180);
 const QColor kCut(170, 170, 170);
+const QColor kYarn(40, 120, 60);       // YaRN's correction range
+const QColor kCritical(90, 60, 160);   // Liu et al.'s critical dimension
 
 QColor componentColor(int c) { return kPalette[c % 8]; }
 
@@ -329,6 +332,7 @@ void FrequencyPlot::drawVaf() {
     label->setColor(kActivated);
     label->setFont(QFont(font().family(), 8));
   }
+  drawMarkers(x, y);
   if (curves_.kept_components < n) {  // HoPE: components past the cut do not turn
     auto* cut = new QCPItemStraightLine(plot_);
     cut->setClipAxisRect(vaf_rect_);
@@ -354,6 +358,43 @@ void FrequencyPlot::drawVaf() {
   QObject::connect(x, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), top,
                    qOverload<const QCPRange&>(&QCPAxis::setRange), Qt::UniqueConnection);
   y->setRange(std::min(lo, 0.0) - 5, std::max(hi, 0.0) + 10);
+}
+
+void FrequencyPlot::drawMarkers(QCPAxis* x, QCPAxis* y) {
+  if (curves_.L < 1) return;  // no training length: no landmarks
+  // A vertical dotted line between components with its label near the top.
+  const auto line = [&](double at, const QColor& colour, const QString& text, double label_y) {
+    auto* l = new QCPItemStraightLine(plot_);
+    l->setClipAxisRect(vaf_rect_);
+    for (auto* p : {l->point1, l->point2}) {
+      p->setAxes(x, y);
+      p->setTypeY(QCPItemPosition::ptAxisRectRatio);
+      p->setAxisRect(vaf_rect_);
+    }
+    l->point1->setCoords(at, 0);
+    l->point2->setCoords(at, 1);
+    l->setPen(QPen(colour, 1.5, Qt::DotLine));
+    auto* label = new QCPItemText(plot_);
+    label->setClipAxisRect(vaf_rect_);
+    label->position->setAxes(x, y);
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setAxisRect(vaf_rect_);
+    label->position->setCoords(at, label_y);
+    label->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+    label->setText(text);
+    label->setColor(colour);
+    label->setFont(QFont(font().family(), 8));
+  };
+  // YaRN's ramp: the components that turn 1 to 32 times within L.
+  const auto yarn = yarn_correction_range(curves_.theta, curves_.L);
+  if (!yarn.empty()) {
+    line(yarn.first - 0.5, kYarn, QStringLiteral(" YaRN ramp from here (32 turns in L)"), 0.10);
+    line(yarn.last + 0.5, kYarn, QStringLiteral(" to here (1 turn)"), 0.16);
+  }
+  // Liu et al.'s critical dimension: the components from it on never complete a period in L.
+  const int64_t critical = critical_component(curves_.theta, curves_.L);
+  if (critical > 0 && critical < curves_.n_components())
+    line(critical - 0.5, kCritical, QStringLiteral(" critical dim. d_extra = %1 (Liu et al.)").arg(2 * critical), 0.04);
 }
 
 void FrequencyPlot::drawSeries() {
@@ -409,14 +450,20 @@ QString FrequencyPlot::curvesCsv() const {
 }
 
 QString FrequencyPlot::vafCsv() const {
-  QString out = QStringLiteral("component,theta,wavelength,activated,rotates,vaf_percent\n");
+  QString out = QStringLiteral("component,theta,wavelength,activated,rotates,turns_in_L,beyond_critical,"
+                                "yarn_ramp,vaf_percent\n");
+  const auto yarn = yarn_correction_range(curves_.theta, curves_.L);
+  const int64_t critical = curves_.L > 0 ? critical_component(curves_.theta, curves_.L) : -1;
   for (int c = 0; c < curves_.n_components(); ++c) {
     const double theta = curves_.theta[c];
-    out += QStringLiteral("%1,%2,%3,%4,%5,%6\n")
+    out += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9\n")
                .arg(c)
                .arg(number(theta), theta > 0 ? number(2 * M_PI / theta) : QStringLiteral("inf"))
                .arg(curves_.activated[c] ? 1 : 0)
                .arg(c < curves_.kept_components ? 1 : 0)
+               .arg(curves_.L > 0 ? number(turns_within(theta, curves_.L)) : QString())
+               .arg(critical < 0 ? QString() : QString::number(c >= critical ? 1 : 0))
+               .arg(!yarn.empty() && c >= yarn.first && c <= yarn.last ? 1 : 0)
                .arg(c < static_cast<int>(curves_.vaf.size()) ? number(curves_.vaf[c]) : QString());
   }
   return out;

@@ -16,6 +16,7 @@
 #include "analysis/frequency_data.h"
 
 class QCustomPlot;
+class QCPAxis;
 class QCPAxisRect;
 class QCPLayoutGrid;
 class QCPTextElement;
@@ -69,6 +70,8 @@ class FrequencyPlot : public QWidget {
   void rebuild();
   void drawCurves();
   void drawVaf();
+  /// YaRN's correction range and Liu et al.'s critical dimension (analysis/rope_markers_data.h).
+  void drawMarkers(QCPAxis* x, QCPAxis* y);
   void drawSeries();
   double keyX(int64_t key) const;
 

@@ -177,6 +177,8 @@ void HeatmapView::setHeatmap(const HeatmapData& data) {
       cells->setCell(c, r, static_cast<double>(line[std::min(c, cols - 1)]));
   }
 
+  plot_->xAxis->setLabel(data_.col_axis.empty() ? QStringLiteral("key position") : QString::fromStdString(data_.col_axis));
+  plot_->yAxis->setLabel(data_.row_axis.empty() ? QStringLiteral("query position") : QString::fromStdString(data_.row_axis));
   key_axis_->setPositions(data_.cols, data_.source_cols, data_.col_labels);
   query_axis_->setPositions(data_.rows, data_.source_rows, data_.row_labels);
   title_->setText(QString::fromStdString(data_.title));
@@ -329,7 +331,10 @@ void HeatmapView::showHover(int query, int key) {
 
 // Axis length to assume before the first layout gave the axis rect a size.
 int HeatmapView::fallbackAxisPixels(const QCPAxis* axis) const {
-  const int widget = axis->orientation() == Qt::Horizontal ? plot_->width() : plot_->height();
+  // A view never shown (the CLI's offscreen figures) has a plot of default size but its own
+  // resized size: take the larger.
+  const int widget = axis->orientation() == Qt::Horizontal ? std::max(plot_->width(), width())
+                                                           : std::max(plot_->height(), height());
   return std::max(widget - 120, 50);
 }
 

@@ -15,13 +15,20 @@ Command frequencies_command();
 Command compare_command();
 Command position_map_command();
 Command heads_command();
+Command massive_activations_command();
+Command frequency_usage_command();
+Command divergence_command();
+Command sweep_command();
+Command merge_command();
 Command tokenize_command();
 
 std::vector<Command> all_commands() {
   return {info_command(),        run_command(),         generate_command(),
           convert_command(),     train_command(),       eval_command(),
           probe_command(),       frequencies_command(), compare_command(),
-          position_map_command(), heads_command(),      tokenize_command()};
+          position_map_command(), heads_command(),      massive_activations_command(),
+          frequency_usage_command(), divergence_command(), sweep_command(),
+          merge_command(),       tokenize_command()};
 }
 
 }  // namespace poslens::cli

@@ -86,6 +86,10 @@ void write_side_by_side(const std::string& path, const HeatmapData& left, const 
 
 }  // namespace
 
+void write_map_pair_figure(const std::string& path, const HeatmapData& left, const HeatmapData& right) {
+  write_side_by_side(path, left, right);
+}
+
 void write_probe_figure(const std::string& path, const ProbeResult& probe,
                         const std::string& checkpoint, const ProbeResult* extrapolation) {
   write(path, probe_curves(probe, 0, -1, name_of(checkpoint)), {}, {},

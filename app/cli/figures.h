@@ -6,6 +6,7 @@
 // saying so (the HDF5 output still has every number).
 #include <string>
 
+#include "analysis/heatmap_data.h"
 #include "analysis/position_map.h"
 #include "analysis/probe_compare.h"
 #include "analysis/rope_probe.h"
@@ -31,5 +32,9 @@ void write_position_figure(const std::string& path, const at::Tensor& pattern,
                            const at::Tensor& position, const std::vector<std::string>& labels,
                            int layer, int head, const std::string& method,
                            const std::string& checkpoint);
+
+/// Two maps side by side (the frequency-usage and divergence figures: analysis_views.h), titled
+/// with both titles. Throws poslens::Error when writing fails.
+void write_map_pair_figure(const std::string& path, const HeatmapData& left, const HeatmapData& right);
 
 }  // namespace poslens::cli

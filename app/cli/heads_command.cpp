@@ -19,6 +19,7 @@ struct HeadsCommand {
   ModelOptions model;
   InputOptions input;
   std::string out;  ///< .h5 or .csv
+  HeadMetricsOptions metrics;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -32,7 +33,7 @@ void heads(const HeadsCommand& c) {
   const int64_t T = static_cast<int64_t>(ids.size());
   check_resources("heads", c.out, int64_t{1} << 20,
                   forward_working_bytes(cfg, 1, T, model.model->dtype()));
-  const auto metrics = compute_head_metrics(model, ids, progress_printer("heads"));
+  const auto metrics = compute_head_metrics(model, ids, progress_printer("heads"), c.metrics);
   if (ends_with(c.out, ".csv"))
     write_head_metrics_csv(c.out, metrics);
   else
@@ -41,6 +42,9 @@ void heads(const HeadsCommand& c) {
   std::cout << "heads: " << T << " tokens, " << metrics.values.size(0) << " layers × "
             << metrics.values.size(1) << " heads, metrics";
   for (const auto& name : head_metric_names()) std::cout << " " << name;
+  if (!metrics.induction_ids.empty())
+    std::cout << "\ninduction measured on " << metrics.induction_ids.size()
+              << " tokens (a random sequence repeated, seed " << c.metrics.seed << ")";
   std::cout << "\nwrote " << c.out << "\n";
 }
 
@@ -50,10 +54,18 @@ Command heads_command() {
   auto c = std::make_shared<HeadsCommand>();
   return {[=](CLI::App& app) {
             auto* cmd = app.add_subcommand(
-                "heads", "Per-head metrics: entropy, mean distance, sink, previous token, position share");
+                "heads",
+                "Per-head metrics: entropy, mean distance, attention sinks, previous-token, "
+                "duplicate-token and induction scores, position share");
             add_model_options(cmd, c->model);
             add_input_options(cmd, c->input);
             cmd->add_option("--out", c->out, "Output file: .h5 or .csv")->required();
+            cmd->add_option("--induction-length", c->metrics.induction_length,
+                            "Random tokens repeated once for the induction score (0: skip it)")
+                ->default_val(c->metrics.induction_length)
+                ->check(CLI::NonNegativeNumber);
+            cmd->add_option("--seed", c->metrics.seed, "Seed of the induction sequence")
+                ->default_val(c->metrics.seed);
             return cmd;
           },
           [=] { require_input(c->input); }, [=] { heads(*c); }};

@@ -1,6 +1,6 @@
 // poslens: the desktop GUI.
 // `poslens [CHECKPOINT] [--text TEXT] [--run] [--view HOOK] [--probe | --series]
-// [--positions LAYER,HEAD]`.
+// [--positions LAYER,HEAD] [--analysis FILE.h5]`.
 #include <QApplication>
 #include <QCommandLineParser>
 
@@ -40,6 +40,10 @@ int main(int argc, char** argv) {
                                "Compute head LAYER,HEAD's pattern | position-only maps once "
                                "loaded (Position map panel)",
                                "layer,head");
+  QCommandLineOption analysis(QStringList{"analysis"},
+                              "Show an analysis file poslens-cli wrote (Analyses panel; no model needed)",
+                              "file.h5");
+  parser.addOption(analysis);
   parser.addOption(positions);
   parser.addOption(probe);
   parser.addOption(series);
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(text)) window.setInputText(parser.value(text));
   if (parser.isSet(decoder_text)) window.setDecoderText(parser.value(decoder_text));
   if (parser.isSet(view)) window.setPreferredView(parser.value(view));
+  if (parser.isSet(analysis)) window.openAnalysis(parser.value(analysis));
   if (!parser.positionalArguments().isEmpty()) {
     if (parser.isSet(run)) window.runWhenLoaded();
     if (parser.isSet(probe) || parser.isSet(series)) window.probeWhenLoaded(parser.isSet(series));

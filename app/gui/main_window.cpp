@@ -18,6 +18,7 @@
 #include <numeric>
 
 #include "analysis/checkpoint_series.h"
+#include "app/gui/panels/analyses_panel.h"
 #include "app/gui/panels/frequencies_panel.h"
 #include "app/gui/panels/panel_list.h"
 #include "app/gui/panels/position_map_panel.h"
@@ -108,6 +109,11 @@ void MainWindow::buildMenus() {
   });
   recent_menu_ = file->addMenu(tr("Open &recent"));
   refreshRecentMenu();
+  file->addAction(tr("Open &analysis…"), QKeySequence("Ctrl+Shift+A"), this, [this] {
+    const auto path = QFileDialog::getOpenFileName(this, tr("Open analysis (written by poslens-cli)"), {},
+                                                   tr("PosLens analysis (*.h5 *.hdf5);;All files (*)"));
+    if (!path.isEmpty()) openAnalysis(path);
+  });
   file->addSeparator();
   for (const char* suffix : {"png", "pdf", "svg"}) {
     const QString s = QString::fromLatin1(suffix);
@@ -120,6 +126,16 @@ void MainWindow::buildMenus() {
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   buildDemoMenu();
   view_menu_ = menuBar()->addMenu(tr("&View"));
+}
+
+void MainWindow::openAnalysis(const QString& path) {
+  auto* analyses = panel<AnalysesPanel>();
+  if (!analyses) return;
+  if (auto* dock = findChild<QDockWidget*>(analyses->id())) {
+    dock->show();
+    dock->raise();
+  }
+  analyses->openFile(path);
 }
 
 void MainWindow::buildDemoMenu() {

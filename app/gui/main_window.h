@@ -29,6 +29,8 @@ class MainWindow : public QMainWindow {
   /// Starts loading `path` (file or HF folder) on the worker thread. A run folder of step-*
   /// checkpoints opens its last checkpoint and compares the series (Frequencies panel).
   void openCheckpoint(const QString& path);
+  /// Shows an analysis file poslens-cli wrote in the Analyses panel, without a model.
+  void openAnalysis(const QString& path);
   /// Sets the input text (used by the command line).
   void setInputText(const QString& text);
   /// An encoder–decoder model's decoder text (after its start token).

@@ -290,6 +290,7 @@ class Writer {
     string_attribute(file, "/", "checkpoint", meta.checkpoint);
     string_attribute(file, "/", "device", meta.device);
     string_attribute(file, "/", "dtype", meta.dtype);
+    if (!meta.weights_sha256.empty()) string_attribute(file, "/", "weights_sha256", meta.weights_sha256);
   }
 
   void dataset(H5::H5File& file, const Hdf5Dataset& d) {
@@ -524,6 +525,34 @@ void Hdf5Writer::tokens(const at::Tensor& token_ids, const std::vector<std::stri
   guarded(w, [&] {
     H5::Group tokens = w.op("creating group /tokens", [&] { return impl_->file.createGroup("tokens"); });
     w.write_tokens(tokens, token_ids, token_text);
+  });
+}
+
+void Hdf5Writer::copy_file(const std::string& source, const std::string& group_path) {
+  auto& w = impl_->writer;
+  impl_->claim(group_path);
+  guarded(w, [&] {
+    const auto exists = w.op("checking '" + source + "'", [&] { return H5::H5File::isHdf5(source); });
+    if (!exists) w.fail("'" + source + "' is not an HDF5 file");
+    H5::H5File in = w.op("opening '" + source + "'", [&] { return H5::H5File(source, H5F_ACC_RDONLY); });
+    H5::Group target = w.group_at(impl_->file, group_path);
+    H5::Group root = w.op("opening / of '" + source + "'", [&] { return in.openGroup("/"); });
+    const hsize_t n = w.op("listing '" + source + "'", [&] { return root.getNumObjs(); });
+    for (hsize_t i = 0; i < n; ++i) {
+      const std::string name = w.op("listing '" + source + "'", [&] { return std::string(root.getObjnameByIdx(i)); });
+      const herr_t status = H5Ocopy(root.getId(), name.c_str(), target.getId(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+      if (status < 0) w.fail("copying /" + name + " of '" + source + "' failed");
+    }
+    const H5::StrType text = w.utf8_string_type();
+    const int attributes = w.op("listing attributes of '" + source + "'", [&] { return root.getNumAttrs(); });
+    for (int i = 0; i < attributes; ++i) {
+      H5::Attribute a = w.op("opening an attribute of '" + source + "'",
+                             [&] { return root.openAttribute(static_cast<unsigned>(i)); });
+      if (a.getTypeClass() != H5T_STRING || a.getSpace().getSimpleExtentType() != H5S_SCALAR) continue;
+      std::string value;
+      w.op("reading attribute " + a.getName() + " of '" + source + "'", [&] { a.read(text, value); });
+      w.string_attribute(target, group_path, a.getName(), value);
+    }
   });
 }
 

@@ -6,7 +6,7 @@
 //   /tokens/ids             int64 [batch, pos]
 //   /tokens/text            variable-length UTF-8 strings [batch, pos]
 //   root attributes         "poslens_version", "model_config" (JSON), "checkpoint",
-//                           "device", "dtype"
+//                           "device", "dtype", "weights_sha256"
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,6 +24,9 @@ struct ExportMetadata {
   std::string checkpoint;
   std::string device;
   std::string dtype;
+  /// SHA-256 of the weight files (LoadedModel::weights_sha256); empty for a model made in
+  /// memory (then the attribute is not written).
+  std::string weights_sha256;
 };
 
 struct NamedCapture {
@@ -119,6 +122,12 @@ class Hdf5Writer {
   void group_attributes(const std::string& group_path, const std::vector<Hdf5Attribute>& attributes);
   /// `/tokens/ids` and `/tokens/text` as write_captures_hdf5 writes them.
   void tokens(const at::Tensor& token_ids, const std::vector<std::string>& token_text);
+  /// Copies every object at the root of the HDF5 file `source` (its groups and datasets, with
+  /// their attributes: H5Ocopy) into the new group `group_path`, and the source's scalar string
+  /// root attributes (the ExportMetadata) onto that group — `poslens-cli merge`. Throws
+  /// poslens::Error naming `source` when it is not a readable HDF5 file, or when `group_path`
+  /// exists.
+  void copy_file(const std::string& source, const std::string& group_path);
   /// Closes the file and renames it onto `path`. Throws poslens::Error.
   void commit();
 

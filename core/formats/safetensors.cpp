@@ -374,6 +374,12 @@ at::Tensor ShardedSafetensors::load(const std::string& name) const {
 
 std::string ShardedSafetensors::describe() const { return impl_->index_path; }
 
+std::vector<std::string> ShardedSafetensors::shard_paths() const {
+  std::vector<std::string> paths;
+  for (const auto& shard : impl_->shards) paths.push_back(shard->describe());
+  return paths;
+}
+
 void ShardedSafetensors::release(const std::string& name) const {
   const auto it = impl_->owner.find(name);
   if (it != impl_->owner.end()) it->second->release(name);

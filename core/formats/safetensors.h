@@ -68,6 +68,8 @@ class ShardedSafetensors : public TensorSource {
   at::Tensor load(const std::string& name) const override;
   std::string describe() const override;
   void release(const std::string& name) const override;
+  /// The shard files' paths, in order of first mention in the index.
+  std::vector<std::string> shard_paths() const;
 
  private:
   struct Impl;

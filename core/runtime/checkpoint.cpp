@@ -12,6 +12,7 @@
 
 #include "core/models/architectures.h"
 #include "core/base/error.h"
+#include "core/base/sha256.h"
 #include "core/formats/llama2c.h"
 #include "core/tokenizers/llama2c_tokenizer.h"
 #include "core/tokenizers/tokenizer_files.h"
@@ -92,7 +93,7 @@ std::unique_ptr<Tokenizer> find_folder_tokenizer(const fs::path& dir, int64_t vo
 }
 
 LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig config,
-                   const LoadOptions& options) {
+                   const LoadOptions& options, std::vector<std::string> weight_files) {
   const auto device = parse_device(options.device);
   const auto dtype = parse_dtype(options.dtype);
   config.validate();
@@ -103,6 +104,8 @@ LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig conf
     out.tokenizer_note.clear();
   }
   out.stored_dtype = stored_dtypes(source);
+  out.weights_sha256 = sha256_of_files(weight_files);
+  out.weight_files = std::move(weight_files);
   out.model = std::make_unique<Transformer>(std::move(config), std::move(weights));
   out.n_params = parameter_count(out.model->weights());
   return out;
@@ -196,6 +199,7 @@ std::string describe(const LoadedModel& loaded) {
   out << "\n"
       << "parameters:        " << loaded.n_params << "\n"
       << "stored dtype:      " << loaded.stored_dtype << "\n"
+      << "weights sha256:    " << (loaded.weights_sha256.empty() ? "(made in memory)" : loaded.weights_sha256) << "\n"
       << "compute:           " << loaded.model->device() << ", " << dtype_name(loaded.model->dtype())
       << "\n"
       << "tokenizer:         " << (loaded.tokenizer ? loaded.tokenizer->describe() : loaded.tokenizer_note) << "\n";
@@ -224,15 +228,20 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
     const fs::path index = path / "model.safetensors.index.json";
     std::unique_ptr<TensorSource> source;
     std::string storage;
+    std::vector<std::string> files;
     if (fs::is_regular_file(single)) {
       source = std::make_unique<SafetensorsFile>(single.string());
       storage = "safetensors";
+      files = {single.string()};
     } else if (fs::is_regular_file(index)) {
-      source = std::make_unique<ShardedSafetensors>(index.string());
+      auto sharded = std::make_unique<ShardedSafetensors>(index.string());
+      files = sharded->shard_paths();
+      source = std::move(sharded);
       storage = "sharded safetensors";
     } else if (const auto pickled = torch_zip_in(path); !pickled.empty()) {
       source = std::make_unique<TorchZipFile>(pickled.string());
       storage = "PyTorch zip " + pickled.filename().string();
+      files = {pickled.string()};
     } else {
       throw Error(path_text + ": no model.safetensors, model.safetensors.index.json, "
                               "pytorch_model.bin or model.pt in folder");
@@ -240,7 +249,7 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
     out.format = config.format + " (" + storage + ")";
     if (options.tokenizer.empty())
       out.tokenizer = find_folder_tokenizer(path, config.vocab_size, out.tokenizer_note);
-    return finish(std::move(out), *source, std::move(config), options);
+    return finish(std::move(out), *source, std::move(config), options, files);
   }
 
   // A weights file with the config beside it: a .safetensors file or a torch.save zip.
@@ -263,7 +272,7 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
         out.format = "nanoGPT (PyTorch zip " + path.filename().string() + ")";
         if (options.tokenizer.empty())
           out.tokenizer = find_folder_tokenizer(path.parent_path(), model_config.vocab_size, out.tokenizer_note);
-        return finish(std::move(out), *zip, std::move(model_config), options);
+        return finish(std::move(out), *zip, std::move(model_config), options, {path_text});
       }
     }
     if (!fs::is_regular_file(config))
@@ -279,7 +288,7 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
     if (options.tokenizer.empty())
       out.tokenizer = find_folder_tokenizer(path.parent_path(), model_config.vocab_size,
                                             out.tokenizer_note);
-    return finish(std::move(out), *source, std::move(model_config), options);
+    return finish(std::move(out), *source, std::move(model_config), options, {path_text});
   }
 
   Llama2cFile source(path_text);
@@ -287,7 +296,7 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
   const ModelConfig config = llama2c_config(source.header());
   if (options.tokenizer.empty())  // an explicit --tokenizer is read by finish()
     out.tokenizer = find_llama2c_tokenizer(path, config.vocab_size, out.tokenizer_note);
-  return finish(std::move(out), source, config, options);
+  return finish(std::move(out), source, config, options, {path_text});
 }
 
 }  // namespace poslens

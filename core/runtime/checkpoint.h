@@ -33,6 +33,11 @@ struct LoadedModel {
   std::unique_ptr<Transformer> model;
   std::unique_ptr<Tokenizer> tokenizer;  ///< null when no supported tokenizer was found
   std::string tokenizer_note;            ///< why there is none, for messages
+  /// The files the weights were read from (a sharded checkpoint: its shards in index order).
+  std::vector<std::string> weight_files;
+  /// SHA-256 of those files' bytes, read one after the other (sha256_of_files(): one file's is
+  /// what `sha256sum` prints), lower-case hex; every analysis file records it.
+  std::string weights_sha256;
 };
 
 /// Resolves "auto"/"cpu"/"cuda[:N]". Throws poslens::Error for an unknown name or for CUDA

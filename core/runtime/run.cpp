@@ -151,6 +151,7 @@ ExportMetadata export_metadata(const LoadedModel& model) {
   meta.checkpoint = model.path;
   meta.device = model.model->device().str();
   meta.dtype = dtype_name(model.model->dtype());
+  meta.weights_sha256 = model.weights_sha256;
   return meta;
 }
 

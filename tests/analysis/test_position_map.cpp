@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/absolute_terms.h"
@@ -206,17 +207,24 @@ TEST(HeadMetrics, HandMadePatterns) {
   EXPECT_NEAR(m[0][0].item<double>(), (std::log(2) + std::log(3) + std::log(4)) / 4, 1e-6);
   EXPECT_NEAR(m[0][1].item<double>(), (0 + 0.5 + 1 + 1.5) / 4, 1e-6);
   EXPECT_NEAR(m[0][2].item<double>(), (1 + 0.5 + 1.0 / 3 + 0.25) / 4, 1e-6);
-  EXPECT_NEAR(m[1][3].item<double>(), 1.0, 1e-12);  // previous token
+  const auto col = [](const std::string& name) {
+    return std::find(head_metric_names().begin(), head_metric_names().end(), name) - head_metric_names().begin();
+  };
+  const auto share_col = col("position_share");
+  // TransformerLens's previous-token score: Σ(A ⊙ D)/Σ A — row 0 has no previous token.
+  EXPECT_NEAR(m[1][col("previous_token")].item<double>(), 3.0 / 4, 1e-12);
   EXPECT_NEAR(m[1][0].item<double>(), 0.0, 1e-12);  // one key per query
   EXPECT_NEAR(m[2][2].item<double>(), 1.0, 1e-12);  // sink
   EXPECT_NEAR(m[2][1].item<double>(), 1.5, 1e-12);  // mean distance to key 0
-  EXPECT_TRUE(std::isnan(m[0][4].item<double>()));  // no position term given
+  EXPECT_TRUE(std::isnan(m[0][share_col].item<double>()));  // no position term given
+  EXPECT_TRUE(std::isnan(m[0][col("duplicate_token")].item<double>()));  // no tokens given
+  EXPECT_NEAR(m[2][col("sink_4")].item<double>(), 1.0, 1e-12);
   // Position share: logits made only of the position term give 1; a zero term gives 0.
   const auto logits = torch::randn({1, 3, T, T});
   const auto share = head_metrics(pattern, allowed, logits, logits).values[0];
-  EXPECT_NEAR(share[1][4].item<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(share[1][share_col].item<double>(), 1.0, 1e-9);
   const auto none = head_metrics(pattern, allowed, logits, torch::zeros_like(logits)).values[0];
-  EXPECT_NEAR(none[1][4].item<double>(), 0.0, 1e-12);
+  EXPECT_NEAR(none[1][share_col].item<double>(), 0.0, 1e-12);
   EXPECT_THAT(test::error_of([&] { head_metrics(pattern, torch::ones({3, 3}, torch::kBool)); }),
               ::testing::HasSubstr("head_metrics"));
 }

@@ -76,7 +76,8 @@ TEST(CliPositions, AbsoluteDemoWritesItsFourTermsAndHeadsWritesCsv) {
   std::ifstream csv(dir / "h.csv");
   std::string header, line;
   std::getline(csv, header);
-  EXPECT_EQ(header, "layer,head,entropy,mean_distance,sink,previous_token,position_share");
+  EXPECT_EQ(header, "layer,head,entropy,mean_distance,sink,sink_2,sink_3,sink_4,previous_token,"
+                    "duplicate_token,induction,position_share");
   int rows = 0;
   while (std::getline(csv, line)) ++rows;
   EXPECT_EQ(rows, 8);

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -102,7 +103,7 @@ TEST_F(FrequenciesWindow, ProbeShowsCurvesVafAndExports) {
   std::ifstream vaf(dir / "f-vaf.csv");
   std::string header;
   std::getline(vaf, header);
-  EXPECT_EQ(header, "component,theta,wavelength,activated,rotates,vaf_percent");
+  EXPECT_EQ(header, "component,theta,wavelength,activated,rotates,turns_in_L,beyond_critical,yarn_ramp,vaf_percent");
 }
 
 TEST_F(FrequenciesWindow, TheInputIsDecomposedLayerByLayer) {
@@ -249,18 +250,20 @@ TEST_F(FrequenciesWindow, HeadGridColouredByAMetricWithARanking) {
     if (auto* candidate = qobject_cast<HeadsPanel*>(p.get())) heads = candidate;
   ASSERT_NE(heads, nullptr);
   QSignalSpy metrics(window.session(), &Session::jobFinished);
-  heads->colourBy(4);  // position share
+  heads->colourBy(9);  // position share
   ASSERT_TRUE(arrived(metrics, 30000));
   ASSERT_TRUE(heads->metrics());
   const auto m = *heads->metrics();
-  EXPECT_EQ(m.names.size(), 5);
-  EXPECT_EQ(m.values.size(), 2u * 4u * 5u);
+  EXPECT_EQ(m.names.size(), 10);
+  EXPECT_EQ(m.values.size(), 2u * 4u * 10u);
+  // The induction score was measured on a repeated sequence that fits text-cope's n_ctx 128.
+  EXPECT_FALSE(std::isnan(m.metric(8)[0]));
   EXPECT_EQ(heads->grid()->metricName(), "position share");
   const auto [lo, hi] = heads->grid()->metricRange();
   EXPECT_GT(lo, 0.0) << "CoPE: the position term makes part of every head's logits";
   EXPECT_LE(hi, 1.0 + 1e-9);
   // Sorted both ways, and filtered by a threshold (the others greyed in the grid).
-  const auto share = m.metric(4);
+  const auto share = m.metric(9);
   auto ranked = heads->rankedHeads();
   ASSERT_EQ(ranked.size(), 8u);
   for (size_t i = 1; i < ranked.size(); ++i) EXPECT_GE(share[ranked[i - 1]], share[ranked[i]]);
@@ -283,7 +286,8 @@ TEST_F(FrequenciesWindow, HeadGridColouredByAMetricWithARanking) {
   std::ifstream in(csv);
   std::string header, line;
   std::getline(in, header);
-  EXPECT_EQ(header, "layer,head,entropy,mean_distance,sink,previous_token,position_share");
+  EXPECT_EQ(header, "layer,head,entropy,mean_distance,sink,sink_2,sink_3,sink_4,previous_token,"
+                    "duplicate_token,induction,position_share");
   int rows = 0;
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, 8);

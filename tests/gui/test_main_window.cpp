@@ -210,11 +210,11 @@ TEST(DemoModels, TheShippedFlipFlopCopeDemoOpensOnItsGates) {
 
 TEST(MainWindow, IsAssembledFromPanels) {
   MainWindow window;
-  ASSERT_EQ(window.panels().size(), 6u);
+  ASSERT_EQ(window.panels().size(), 7u);
   QStringList docks;
   for (auto* dock : window.findChildren<QDockWidget*>()) docks << dock->objectName();
   docks.sort();
-  EXPECT_EQ(docks, (QStringList{"frequencies", "heads", "input", "model", "position_map"}));
+  EXPECT_EQ(docks, (QStringList{"analyses", "frequencies", "heads", "input", "model", "position_map"}));
   EXPECT_EQ(window.centralWidget(), heatmapView(window));
   EXPECT_NE(headGrid(window), nullptr);
 }

@@ -47,9 +47,16 @@ TEST(FrequencyPlot, CsvTablesHoldTheCurvesAndVaf) {
   EXPECT_EQ(curves[3], "2,1,\"b,\"\"c\"\"\",3,0,0,1,0,0");
   const QStringList vaf = plot.vafCsv().split('\n', Qt::SkipEmptyParts);
   ASSERT_EQ(vaf.size(), 6);
-  EXPECT_TRUE(vaf[3].startsWith("2,0.6,")) << vaf[3].toStdString();
-  EXPECT_TRUE(vaf[3].endsWith(",1,1,5")) << "activated, rotates, VAF";
-  EXPECT_EQ(vaf[5], "4,0,inf,0,0,") << "past the cut: does not rotate, VAF undefined";
+  EXPECT_EQ(vaf[0], "component,theta,wavelength,activated,rotates,turns_in_L,beyond_critical,yarn_ramp,vaf_percent");
+  // L = 8: c0 turns 8·1/2π = 1.27 times (the one component before the critical dimension, and
+  // inside YaRN's 1–32 turns); c2 (θ = 0.6) 0.76 times, activated.
+  const QStringList c0 = vaf[1].split(','), c2 = vaf[3].split(',');
+  EXPECT_EQ(c0[5].left(5), "1.273");
+  EXPECT_EQ(c0.mid(6), (QStringList{"0", "1", "10"})) << "before critical, in the YaRN ramp, VAF";
+  EXPECT_EQ(c2.mid(0, 2), (QStringList{"2", "0.6"}));
+  EXPECT_EQ(c2.mid(3, 2), (QStringList{"1", "1"})) << "activated, rotates";
+  EXPECT_EQ(c2.mid(6), (QStringList{"1", "0", "5"})) << "beyond critical, not in the ramp, VAF";
+  EXPECT_EQ(vaf[5], "4,0,inf,0,0,0,1,0,") << "past the cut: does not rotate, VAF undefined";
 }
 
 TEST(FrequencyPlot, SeriesRowComesAndGoesAndFiguresExport) {

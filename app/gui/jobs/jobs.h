@@ -9,6 +9,7 @@
 #include <any>
 #include <functional>
 
+#include "app/gui/analysis_types.h"
 #include "app/gui/frequency_types.h"
 #include "app/gui/position_types.h"
 #include "app/gui/run_types.h"
@@ -32,8 +33,21 @@ Work compare_job(const QString& folder, const ProbeRequest& request);
 /// models: the probe behind the map runs `probe_samples` forward passes of the input's length
 /// (0: every token), once per length and count.
 Work positions_job(const RunInput& input, int layer, int head, int cells, int probe_samples);
-/// Entropy, mean distance, sink, previous token and position share of every head on `input`,
-/// streamed -> HeadMetricsSummary.
+/// Entropy, mean distance, sinks, the head detectors and position share of every head on
+/// `input`, streamed -> HeadMetricsSummary.
 Work metrics_job(const RunInput& input);
+
+/// The open model's mean ‖q⁽ᶜ⁾‖ per head and rotary component on `input`, the head map of
+/// `layer` beside the layer means -> AnalysisView.
+Work frequency_usage_job(const RunInput& input, int layer);
+/// The largest residual activations per layer on `input` -> AnalysisView.
+Work massive_activations_job(const RunInput& input);
+/// The JS divergence between the open model's patterns and those of `checkpoint` (loaded for
+/// this job only) on `input` -> AnalysisView.
+Work divergence_job(const RunInput& input, const QString& checkpoint);
+/// An analysis file the CLI wrote (heads, massive-activations, frequency-usage, divergence),
+/// read without a model -> AnalysisView. Fails with a message naming the file for another
+/// version's, a truncated or a foreign file.
+Work open_analysis_job(const QString& path);
 
 }  // namespace poslens::gui

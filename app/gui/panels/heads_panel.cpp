@@ -41,8 +41,10 @@ HeadsPanel::HeadsPanel(Session& session) : Panel(session) {
   colour_->setObjectName("colourSelector");
   colour_->setToolTip(tr("Colour the grid by a metric of each head on the input"));
   colour_->addItem(tr("thumbnails"));
-  for (const char* name : {"entropy", "mean distance", "sink (first token)", "previous token",
-                           "position share"})
+  // In head_metric_names() order (analysis/head_metrics.h has each formula).
+  for (const char* name : {"entropy", "mean distance", "sink (first token)", "sink (first 2 tokens)",
+                           "sink (first 3 tokens)", "sink (first 4 tokens)", "previous token",
+                           "duplicate token", "induction (repeated random tokens)", "position share"})
     colour_->addItem(tr(name));
   show_row->addRow(tr("Colour"), colour_);
   layout->addLayout(show_row);

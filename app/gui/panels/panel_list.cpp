@@ -1,5 +1,6 @@
 #include "app/gui/panels/panel_list.h"
 
+#include "app/gui/panels/analyses_panel.h"
 #include "app/gui/panels/frequencies_panel.h"
 #include "app/gui/panels/head_map_panel.h"
 #include "app/gui/panels/heads_panel.h"
@@ -18,6 +19,7 @@ std::vector<std::unique_ptr<Panel>> createPanels(Session& session) {
   panels.push_back(std::make_unique<HeadsPanel>(session));
   panels.push_back(std::make_unique<FrequenciesPanel>(session));
   panels.push_back(std::make_unique<PositionMapPanel>(session));
+  panels.push_back(std::make_unique<AnalysesPanel>(session));
   return panels;
 }
 

@@ -1,0 +1,132 @@
+#include "analysis/analysis_files.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/base/error.h"
+#include "core/position/rope_scaling.h"
+#include "core/runtime/run.h"
+
+namespace poslens {
+namespace {
+
+at::Tensor ids_tensor(const AnalysisInput& input) {
+  return torch::tensor(input.ids, torch::kLong).unsqueeze(0);
+}
+
+/// A number for CSV: 9 significant digits, empty for NaN.
+std::string number(double v) {
+  if (std::isnan(v)) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
+/// A token label for CSV: quoted, inner quotes doubled (RFC 4180).
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+void write_massive_activations_hdf5(const std::string& path, const MassiveActivations& m,
+                                    const AnalysisInput& input, const ExportMetadata& meta) {
+  const std::string g = "/analysis/massive_activations";
+  const std::vector<std::string> dims = {"layer", "rank"};
+  std::vector<Hdf5Dataset> d = {
+      {g + "/top_values", m.top_values, {}, dims, {}},
+      {g + "/top_positions", m.top_positions, {}, dims, {}},
+      {g + "/top_dims", m.top_dims, {}, dims, {}},
+      {g + "/massive", m.massive, {}, dims, {}},
+      {g + "/median", m.median, {}, {"layer"}, {}},
+  };
+  const std::vector<Hdf5Attribute> attrs = {
+      {"hook", std::string("blocks.{l}.hook_resid_post")},
+      {"criterion", std::string("|h| > 100 and |h| > 1000 * median |h| (Sun et al. 2024, arXiv 2402.17762 §2)")}};
+  write_analysis_hdf5(path, d, {{g, attrs}}, ids_tensor(input), input.labels, meta);
+}
+
+std::string massive_activations_csv(const MassiveActivations& m, const std::vector<std::string>& labels) {
+  std::string text = "layer,rank,value,abs,position,token,dim,median,ratio,massive\n";
+  for (int64_t l = 0; l < m.top_values.size(0); ++l) {
+    const double median = m.median[l].item<double>();
+    for (int64_t r = 0; r < m.top_values.size(1); ++r) {
+      const int64_t pos = m.top_positions[l][r].item<int64_t>();
+      if (pos < 0) continue;  // fewer entries than --top
+      const double v = m.top_values[l][r].item<double>();
+      // display_label: one line (a BOS piece "\n<s>\n" shows as \n<s>\n).
+      const std::string token =
+          pos < static_cast<int64_t>(labels.size()) ? display_label(labels[static_cast<size_t>(pos)]) : "";
+      text += std::to_string(l) + "," + std::to_string(r) + "," + number(v) + "," + number(std::abs(v)) + "," +
+              std::to_string(pos) + "," + quoted(token) + "," + std::to_string(m.top_dims[l][r].item<int64_t>()) +
+              "," + number(median) + "," + number(median > 0 ? std::abs(v) / median : NAN) + "," +
+              (m.massive[l][r].item<bool>() ? "1" : "0") + "\n";
+    }
+  }
+  return text;
+}
+
+void write_frequency_usage_hdf5(const std::string& path, const FrequencyUsage& u,
+                                const AnalysisInput& input, const ExportMetadata& meta) {
+  const std::string g = "/analysis/frequency_usage";
+  std::vector<Hdf5Dataset> d = {
+      {g + "/q_norm", u.q_norm, {}, {"layer", "head", "component"}, {}},
+      {g + "/k_norm", u.k_norm, {}, {"layer", "kv_head", "component"}, {}},
+      {g + "/q_layer_mean", u.q_layer_mean(), {}, {"layer", "component"}, {}},
+      {g + "/k_layer_mean", u.k_layer_mean(), {}, {"layer", "component"}, {}},
+      {g + "/theta", u.rotary.theta.to(torch::kDouble), {}, {"component"}, {}},
+  };
+  const std::vector<Hdf5Attribute> attrs = {
+      {"pairing", std::string(to_string(u.rotary.pairing))},
+      {"rotary_dim", u.rotary.rotary_dim},
+      {"kept_components", u.rotary.kept_components},
+      {"attention_factor", u.rotary.attention_factor},
+      {"L", u.L},
+      {"measure", std::string("mean over positions of the 2-D chunk norm of q and k per rotary component "
+                              "(Barbero et al. 2024, arXiv 2410.06205)")}};
+  write_analysis_hdf5(path, d, {{g, attrs}}, ids_tensor(input), input.labels, meta);
+}
+
+std::string frequency_usage_csv(const FrequencyUsage& u) {
+  std::string text = "layer,head,component,theta,q_norm,k_norm\n";
+  const int64_t L = u.q_norm.size(0), H = u.q_norm.size(1), C = u.q_norm.size(2);
+  const int64_t group = H / std::max<int64_t>(u.k_norm.size(1), 1);
+  const auto theta = u.rotary.theta.to(torch::kDouble).contiguous();
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t c = 0; c < C; ++c)
+        text += std::to_string(l) + "," + std::to_string(h) + "," + std::to_string(c) + "," +
+                number(theta[c].item<double>()) + "," + number(u.q_norm[l][h][c].item<double>()) + "," +
+                number(u.k_norm[l][h / group][c].item<double>()) + "\n";
+  return text;
+}
+
+void write_divergence_hdf5(const std::string& path, const PatternDivergence& r, const AnalysisInput& input,
+                           const ExportMetadata& first, const ExportMetadata& second) {
+  const std::string g = "/analysis/divergence";
+  std::vector<Hdf5Dataset> d = {
+      {g + "/per_head", r.per_head, {}, {"layer", "head"}, {}},
+      {g + "/per_query", r.per_query, {}, {"layer", "q_pos"}, {}},
+  };
+  const std::vector<Hdf5Attribute> attrs = {
+      {"measure", std::string("jensen-shannon (nats), row-wise, mean over queries")},
+      {"first_checkpoint", first.checkpoint},
+      {"second_checkpoint", second.checkpoint},
+      {"second_model_config", second.model_config_json},
+      {"second_weights_sha256", second.weights_sha256}};
+  write_analysis_hdf5(path, d, {{g, attrs}}, ids_tensor(input), input.labels, first);
+}
+
+std::string divergence_csv(const PatternDivergence& r) {
+  std::string text = "layer,head,js_divergence\n";
+  for (int64_t l = 0; l < r.per_head.size(0); ++l)
+    for (int64_t h = 0; h < r.per_head.size(1); ++h)
+      text += std::to_string(l) + "," + std::to_string(h) + "," + number(r.per_head[l][h].item<double>()) + "\n";
+  return text;
+}
+
+}  // namespace poslens

@@ -1,0 +1,86 @@
+#include "analysis/analysis_views.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "analysis/rope_markers_data.h"
+#include "core/base/error.h"
+
+namespace poslens {
+namespace {
+
+/// A [rows, cols] float64 tensor as a Value map with the given labels.
+HeatmapData map_of(const at::Tensor& values, std::vector<std::string> rows, std::vector<std::string> cols,
+                   const std::string& title, const std::string& value_name) {
+  const auto v = values.to(torch::kCPU, torch::kFloat32).contiguous();
+  HeatmapData d;
+  d.rows = d.source_rows = v.size(0);
+  d.cols = d.source_cols = v.size(1);
+  d.values.assign(v.data_ptr<float>(), v.data_ptr<float>() + v.numel());
+  d.row_labels = std::move(rows);
+  d.col_labels = std::move(cols);
+  d.title = title;
+  d.value_name = value_name;
+  d.kind = HeatmapKind::Value;
+  return d;
+}
+
+std::vector<std::string> numbered(const std::string& prefix, int64_t n) {
+  std::vector<std::string> labels;
+  for (int64_t i = 0; i < n; ++i) labels.push_back(prefix + std::to_string(i));
+  return labels;
+}
+
+}  // namespace
+
+std::pair<HeatmapData, HeatmapData> frequency_usage_maps(const FrequencyUsage& u, int layer,
+                                                         const std::string& title) {
+  const int64_t L = u.q_norm.size(0);
+  if (layer < 0 || layer >= L)
+    throw Error("frequency usage: layer " + std::to_string(layer) + " is outside 0.." + std::to_string(L - 1));
+  const int64_t C = u.q_norm.size(2);
+  std::vector<std::string> components;
+  const auto theta = u.rotary.theta.to(torch::kDouble).contiguous();
+  const std::vector<double> thetas(theta.data_ptr<double>(), theta.data_ptr<double>() + C);
+  // The RoPE landmarks at the training length: activated band, critical dimension, YaRN's ramp.
+  const int64_t critical = u.L > 0 ? critical_component(thetas, u.L) : -1;
+  const auto yarn = u.L > 0 ? yarn_correction_range(thetas, u.L) : ComponentRange{};
+  for (int64_t c = 0; c < C; ++c) {
+    char label[48];
+    std::snprintf(label, sizeof label, "c%lld θ=%.3g", static_cast<long long>(c), thetas[c]);
+    std::string text = label;
+    const double turns = u.L > 0 ? turns_within(thetas[c], u.L) : 0;
+    if (u.L > 0 && turns > 0.5 && turns < 1.0) text += " act";
+    if (c == critical) text += " |crit";
+    if (!yarn.empty() && c >= yarn.first && c <= yarn.last) text += " yarn";
+    components.push_back(text);
+  }
+  auto heads = map_of(u.q_norm[layer], numbered("H", u.q_norm.size(1)), components,
+                      title + "  L" + std::to_string(layer) + " mean ‖q⁽ᶜ⁾‖ per head", "mean ‖q⁽ᶜ⁾‖");
+  heads.layer = layer;
+  heads.row_axis = "head";
+  heads.col_axis = "rotary component (high frequency left)";
+  auto layers = map_of(u.q_layer_mean(), numbered("L", L), components, title + "  mean ‖q⁽ᶜ⁾‖ over heads",
+                       "mean ‖q⁽ᶜ⁾‖");
+  layers.row_axis = "layer";
+  layers.col_axis = heads.col_axis;
+  return {heads, layers};
+}
+
+std::pair<HeatmapData, HeatmapData> divergence_maps(const PatternDivergence& d,
+                                                    const std::vector<std::string>& labels,
+                                                    const std::string& title) {
+  const int64_t L = d.per_head.size(0);
+  auto heads = map_of(d.per_head, numbered("L", L), numbered("H", d.per_head.size(1)),
+                      title + "  JS divergence per head (nats)", "JS (nats)");
+  auto queries = map_of(d.per_query, numbered("L", L), labels, title + "  JS at each query, mean over heads",
+                        "JS (nats)");
+  heads.row_axis = queries.row_axis = "layer";
+  heads.col_axis = "head";
+  queries.col_axis = "query position";
+  return {heads, queries};
+}
+
+}  // namespace poslens

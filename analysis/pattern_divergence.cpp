@@ -1,0 +1,117 @@
+#include "analysis/pattern_divergence.h"
+
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "core/base/error.h"
+#include "core/base/shape_text.h"
+#include "core/runtime/attention.h"
+#include "core/runtime/hook_sink.h"
+#include "core/runtime/run.h"
+
+namespace poslens {
+namespace {
+
+/// Keeps every layer's attention inputs (q, k, and v or the block input where the encoding's
+/// scores read them): what the first model's maps are recomputed from.
+class KeepInputs : public HookSink {
+ public:
+  bool wants(const HookPoint&) const override { return false; }
+  bool wants_attention_inputs(int) const override { return true; }
+  void attention_inputs(const LayerAttentionInputs& in) override { layers.push_back(in); }
+  std::vector<LayerAttentionInputs> layers;
+};
+
+/// Receives the second model's pattern blocks and compares each with the first model's same
+/// rows, recomputed from its kept inputs.
+class DivergenceSink : public HookSink {
+ public:
+  DivergenceSink(const LoadedModel& first, std::vector<LayerAttentionInputs> inputs, int64_t n_heads, int64_t T)
+      : first_(first), inputs_(std::move(inputs)) {
+    const auto L = static_cast<int64_t>(inputs_.size());
+    result_.per_head = torch::zeros({L, n_heads}, torch::kDouble);
+    result_.per_query = torch::zeros({L, T}, torch::kDouble);
+  }
+  bool wants(const HookPoint& point) const override {
+    return point.kind == HookKind::Pattern && point.stack == HookStack::Blocks;
+  }
+  void block(const HookPoint& point, const MapBlock& b) override {
+    const int l = point.layer;
+    if (!attention_ || layer_ != l) {
+      attention_ = std::make_unique<LayerAttention>(first_.model->config(), first_.model->position_encoding(),
+                                                    inputs_.at(static_cast<size_t>(l)));
+      layer_ = l;
+    }
+    BlockRequest pattern;
+    pattern.pattern = true;
+    const auto a = attention_->rows(b.q_begin, b.q_begin + b.rows(), pattern);
+    // Both blocks onto the keys either may see (windows and sizes may differ between models).
+    const int64_t k0 = std::min(a.k_begin, b.k_begin);
+    const int64_t k1 = std::max(a.k_end, b.k_begin + b.keys());
+    const auto widen = [&](const at::Tensor& x, int64_t begin) {
+      auto wide = torch::zeros({x.size(0), x.size(1), x.size(2), k1 - k0},
+                               torch::dtype(torch::kDouble).device(b.values.device()));
+      wide.narrow(3, begin - k0, x.size(3)).copy_(x);
+      return wide;
+    };
+    const auto js = js_divergence_rows(widen(a.pattern, a.k_begin), widen(b.values, b.k_begin))[0];  // [H, rows]
+    result_.per_head[l] += js.sum(1).to(torch::kCPU);
+    result_.per_query[l].narrow(0, b.q_begin, b.rows()).copy_(js.mean(0).to(torch::kCPU));
+  }
+  void layer_done(int layer) override {
+    if (layer >= 0 && layer == layer_) {
+      attention_.reset();
+      inputs_.at(static_cast<size_t>(layer)) = {};  // this layer's inputs are no longer needed
+    }
+  }
+  PatternDivergence result(int64_t T) const {
+    return {result_.per_head / static_cast<double>(T), result_.per_query.clone()};
+  }
+
+ private:
+  const LoadedModel& first_;
+  std::vector<LayerAttentionInputs> inputs_;
+  std::unique_ptr<LayerAttention> attention_;
+  int layer_ = -1;
+  PatternDivergence result_;
+};
+
+}  // namespace
+
+at::Tensor js_divergence_rows(const at::Tensor& p, const at::Tensor& q) {
+  if (p.sizes() != q.sizes() || p.dim() < 1)
+    throw Error("js_divergence_rows: the two patterns must have one shape, got " + shape_str(p) + " and " +
+                shape_str(q));
+  const auto x = p.to(torch::kDouble), y = q.to(torch::kDouble);
+  const auto m = (x + y) / 2;
+  // x·ln(x/m) with 0·ln 0 = 0; where x > 0, m ≥ x/2 > 0.
+  const auto kl = [&](const at::Tensor& z) {
+    return torch::where(z > 0, z * (z / m).log(), torch::zeros_like(z)).sum(-1);
+  };
+  return (kl(x) + kl(y)) / 2;
+}
+
+PatternDivergence compute_pattern_divergence(const LoadedModel& a, const LoadedModel& b,
+                                             const std::vector<int64_t>& ids, const Progress& progress) {
+  require_one_stack(a, "Pattern divergence");
+  require_one_stack(b, "Pattern divergence");
+  const auto &ca = a.model->config(), &cb = b.model->config();
+  if (ca.n_layers != cb.n_layers || ca.n_heads != cb.n_heads)
+    throw Error("pattern divergence compares head by head: the models have " + std::to_string(ca.n_layers) +
+                " × " + std::to_string(ca.n_heads) + " and " + std::to_string(cb.n_layers) + " × " +
+                std::to_string(cb.n_heads) + " layers × heads");
+  if (ids.empty()) throw Error("no tokens to compare on (the input is empty)");
+  const int64_t T = static_cast<int64_t>(ids.size());
+  const auto tokens = torch::tensor(ids, torch::kLong).unsqueeze(0);
+  c10::InferenceMode inference;
+  ForwardOptions options;
+  options.logits = LogitsReturned::None;
+  KeepInputs kept;
+  a.model->forward(tokens, kept, progress.part(0.0, 0.4, "first model").layers(), options);
+  DivergenceSink sink(a, std::move(kept.layers), ca.n_heads, T);
+  b.model->forward(tokens, sink, progress.part(0.4, 0.6, "second model").layers(), options);
+  return sink.result(T);
+}
+
+}  // namespace poslens

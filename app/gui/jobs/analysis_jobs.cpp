@@ -1,0 +1,232 @@
+// The Analyses panel's jobs: frequency usage, massive activations and pattern divergence run
+// on the open model (analysis/ modules, streamed), and the same views made from an HDF5 file the
+// CLI wrote, without a model (File ▸ Open analysis…).
+#include "app/gui/worker_context.h"
+
+#include "app/gui/jobs/jobs.h"
+
+#include <QFileInfo>
+
+#include <cmath>
+
+#include "analysis/analysis_files.h"
+#include "analysis/analysis_views.h"
+#include "analysis/head_metrics.h"
+#include "core/base/error.h"
+#include "core/formats/hdf5_reader.h"
+
+namespace poslens::gui {
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString provenance(const std::string& checkpoint, const std::string& sha256, const QString& file = {}) {
+  QString text = QObject::tr("checkpoint %1 · weights SHA-256 %2")
+                     .arg(q(checkpoint), sha256.empty() ? QObject::tr("unknown") : q(sha256));
+  if (!file.isEmpty()) text += QObject::tr(" · opened from %1").arg(file);
+  return text;
+}
+
+std::string stem(const std::string& checkpoint) {
+  return QFileInfo(q(checkpoint)).fileName().toStdString();
+}
+
+AnalysisView usage_view(const FrequencyUsage& u, int layer, const std::string& name) {
+  AnalysisView v;
+  v.kind = QStringLiteral("frequency-usage");
+  layer = std::clamp<int>(layer, 0, static_cast<int>(u.q_norm.size(0)) - 1);
+  std::tie(v.left, v.right) = frequency_usage_maps(u, layer, name);
+  v.title = QObject::tr("Frequency usage of %1, layer %2").arg(q(name)).arg(layer);
+  const auto mean = u.q_layer_mean()[layer];
+  const int64_t top = mean.argmax().item<int64_t>();
+  v.summary = QObject::tr("Layer %1's queries are largest on component %2 (θ = %3 rad/position, "
+                          "%4 vs median %5): high θ on the left, the semantic low frequencies on the right.")
+                  .arg(layer)
+                  .arg(top)
+                  .arg(u.rotary.theta[top].item<double>(), 0, 'g', 3)
+                  .arg(mean[top].item<double>(), 0, 'g', 3)
+                  .arg(mean.median().item<double>(), 0, 'g', 3);
+  v.csv = frequency_usage_csv(u);
+  v.file_stem = QStringLiteral("frequency-usage-%1").arg(q(name));
+  return v;
+}
+
+AnalysisView massive_view(const MassiveActivations& m, const std::vector<std::string>& labels,
+                          const std::string& name) {
+  AnalysisView v;
+  v.kind = QStringLiteral("massive-activations");
+  v.title = QObject::tr("Massive activations of %1").arg(q(name));
+  v.table_header = {QObject::tr("layer"), QObject::tr("top |h|"), QObject::tr("median |h|"), QObject::tr("ratio"),
+                    QObject::tr("position"), QObject::tr("token"), QObject::tr("dim"), QObject::tr("massive")};
+  int64_t massive_layers = 0;
+  for (int64_t l = 0; l < m.top_values.size(0); ++l) {
+    const double top = std::abs(m.top_values[l][0].item<double>()), median = m.median[l].item<double>();
+    const int64_t pos = m.top_positions[l][0].item<int64_t>();
+    const bool massive = m.massive[l][0].item<bool>();
+    massive_layers += massive ? 1 : 0;
+    v.table_rows.push_back({QString::number(l), QString::number(top, 'g', 4), QString::number(median, 'g', 4),
+                            median > 0 ? QString::number(top / median, 'g', 4) : QString(),
+                            QString::number(pos),
+                            pos >= 0 && pos < static_cast<int64_t>(labels.size())
+                                ? q(display_label(labels[static_cast<size_t>(pos)]))
+                                : QString(),
+                            QString::number(m.top_dims[l][0].item<int64_t>()),
+                            massive ? QObject::tr("yes") : QString()});
+  }
+  v.summary = QObject::tr("%1 of %2 layers have a massive activation (|h| > 100 and > 1000× the median; "
+                          "Sun et al. 2024).")
+                  .arg(massive_layers)
+                  .arg(m.top_values.size(0));
+  v.csv = massive_activations_csv(m, labels);
+  v.file_stem = QStringLiteral("massive-activations-%1").arg(q(name));
+  return v;
+}
+
+AnalysisView divergence_view(const PatternDivergence& d, const std::vector<std::string>& labels,
+                             const std::string& title) {
+  AnalysisView v;
+  v.kind = QStringLiteral("divergence");
+  std::tie(v.left, v.right) = divergence_maps(d, labels, title);
+  v.title = QObject::tr("Attention divergence, %1").arg(q(title));
+  const auto flat = d.per_head.flatten();
+  const int64_t top = flat.argmax().item<int64_t>(), H = d.per_head.size(1);
+  v.summary = QObject::tr("Mean JS %1 nats (0 … ln 2 = 0.693); the most changed head is L%2 H%3 (%4).")
+                  .arg(flat.mean().item<double>(), 0, 'g', 3)
+                  .arg(top / H)
+                  .arg(top % H)
+                  .arg(flat[top].item<double>(), 0, 'g', 3);
+  v.csv = divergence_csv(d);
+  v.file_stem = QStringLiteral("divergence");
+  return v;
+}
+
+/// The head metrics of a `heads` file as a table: one row per head, one column per metric.
+AnalysisView heads_view(const at::Tensor& values, const std::vector<std::string>& names, const std::string& name) {
+  AnalysisView v;
+  v.kind = QStringLiteral("heads");
+  v.title = QObject::tr("Head metrics of %1").arg(q(name));
+  v.table_header = {QObject::tr("layer"), QObject::tr("head")};
+  for (const auto& n : names) v.table_header << q(n);
+  v.csv = "layer,head";
+  for (const auto& n : names) v.csv += "," + n;
+  v.csv += "\n";
+  for (int64_t l = 0; l < values.size(0); ++l)
+    for (int64_t h = 0; h < values.size(1); ++h) {
+      QStringList row = {QString::number(l), QString::number(h)};
+      v.csv += std::to_string(l) + "," + std::to_string(h);
+      for (int64_t m = 0; m < values.size(2); ++m) {
+        const double x = values[l][h][m].item<double>();
+        row << (std::isnan(x) ? QString() : QString::number(x, 'g', 4));
+        v.csv += "," + (std::isnan(x) ? std::string() : QString::number(x, 'g', 9).toStdString());
+      }
+      v.csv += "\n";
+      v.table_rows.push_back(row);
+    }
+  v.summary = QObject::tr("%1 layers × %2 heads, %3 metrics (analysis/head_metrics.h has each formula).")
+                  .arg(values.size(0))
+                  .arg(values.size(1))
+                  .arg(values.size(2));
+  v.file_stem = QStringLiteral("heads-%1").arg(q(name));
+  return v;
+}
+
+/// The input's labels of a file: /tokens/text, one per position of the first sequence.
+std::vector<std::string> file_labels(const Hdf5Reader& file) {
+  return file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
+}
+
+}  // namespace
+
+Work frequency_usage_job(const RunInput& input, int layer) {
+  return [input, layer](WorkerContext& ctx) -> std::any {
+    const auto& loaded = ctx.model();
+    const auto u = compute_frequency_usage(loaded, input_ids(loaded, input), ctx.progress());
+    auto v = usage_view(u, layer, stem(loaded.path));
+    v.provenance = provenance(loaded.path, loaded.weights_sha256);
+    return v;
+  };
+}
+
+Work massive_activations_job(const RunInput& input) {
+  return [input](WorkerContext& ctx) -> std::any {
+    const auto& loaded = ctx.model();
+    const auto ids = input_ids(loaded, input);
+    const auto m = compute_massive_activations(loaded, ids, 10, ctx.progress());
+    auto v = massive_view(m, token_labels(loaded, ids), stem(loaded.path));
+    v.provenance = provenance(loaded.path, loaded.weights_sha256);
+    return v;
+  };
+}
+
+Work divergence_job(const RunInput& input, const QString& checkpoint) {
+  return [input, checkpoint](WorkerContext& ctx) -> std::any {
+    const auto& first = ctx.model();
+    LoadOptions options;
+    options.device = first.model->device().str();
+    const auto second = load_checkpoint(checkpoint.toStdString(), options);
+    const auto ids = input_ids(first, input);
+    const auto d = compute_pattern_divergence(first, second, ids, ctx.progress());
+    auto v = divergence_view(d, token_labels(first, ids), stem(first.path) + " vs " + stem(second.path));
+    v.provenance = provenance(first.path, first.weights_sha256) + QObject::tr(" | ") +
+                   provenance(second.path, second.weights_sha256);
+    return v;
+  };
+}
+
+Work open_analysis_job(const QString& path) {
+  return [path](WorkerContext&) -> std::any {
+    const Hdf5Reader file(path.toStdString());
+    const auto version = file.string_attribute("/", "poslens_version");
+    if (version.empty())
+      throw Error(path.toStdString() + ": not a PosLens analysis file (no poslens_version attribute)");
+    if (version != POSLENS_VERSION)
+      throw Error(path.toStdString() + ": written by PosLens " + version + "; this PosLens (" + POSLENS_VERSION +
+                  ") reads the files of its own version");
+    const auto checkpoint = file.string_attribute("/", "checkpoint");
+    const auto name = stem(checkpoint);
+    AnalysisView v;
+    if (file.exists("/analysis/frequency_usage")) {
+      FrequencyUsage u;
+      const std::string g = "/analysis/frequency_usage/";
+      u.q_norm = file.read(g + "q_norm");
+      u.k_norm = file.read(g + "k_norm");
+      u.rotary.theta = file.read(g + "theta");
+      u.L = file.int_attribute("/analysis/frequency_usage", "L");
+      if (u.q_norm.dim() != 3 || u.k_norm.dim() != 3 || u.rotary.theta.dim() != 1 ||
+          u.q_norm.size(2) != u.rotary.theta.size(0) || u.k_norm.size(2) != u.q_norm.size(2) ||
+          u.q_norm.size(0) < 1)
+        throw Error(path.toStdString() + ": frequency_usage datasets of inconsistent shapes");
+      v = usage_view(u, 0, name);
+    } else if (file.exists("/analysis/massive_activations")) {
+      const std::string g = "/analysis/massive_activations/";
+      MassiveActivations m{file.read(g + "top_values"), file.read(g + "top_positions"), file.read(g + "top_dims"),
+                           file.read(g + "median"), file.read(g + "massive").to(torch::kBool)};
+      if (m.top_values.dim() != 2 || m.top_positions.sizes() != m.top_values.sizes() ||
+          m.top_dims.sizes() != m.top_values.sizes() || m.massive.sizes() != m.top_values.sizes() ||
+          m.median.dim() != 1 || m.median.size(0) != m.top_values.size(0) || m.top_values.size(1) < 1)
+        throw Error(path.toStdString() + ": massive_activations datasets of inconsistent shapes");
+      v = massive_view(m, file_labels(file), name);
+    } else if (file.exists("/analysis/divergence")) {
+      PatternDivergence d{file.read("/analysis/divergence/per_head"), file.read("/analysis/divergence/per_query")};
+      if (d.per_head.dim() != 2 || d.per_query.dim() != 2 || d.per_head.size(0) != d.per_query.size(0) ||
+          d.per_head.numel() == 0)
+        throw Error(path.toStdString() + ": divergence datasets of inconsistent shapes");
+      const auto second = file.string_attribute("/analysis/divergence", "second_checkpoint");
+      v = divergence_view(d, file_labels(file), name + " vs " + stem(second));
+    } else if (file.exists("/analysis/heads/values")) {
+      const auto values = file.read("/analysis/heads/values");
+      const auto names = file.read_strings("/analysis/heads/metrics");
+      if (values.dim() != 3 || values.size(2) != static_cast<int64_t>(names.size()))
+        throw Error(path.toStdString() + ": heads values and metric names disagree");
+      v = heads_view(values.to(torch::kDouble), names, name);
+    } else {
+      throw Error(path.toStdString() +
+                  ": holds none of the analyses this panel shows (heads, massive-activations, "
+                  "frequency-usage, divergence); probe and compare files open in the Frequencies panel");
+    }
+    v.provenance = provenance(checkpoint, file.string_attribute("/", "weights_sha256"), path);
+    return v;
+  };
+}
+
+}  // namespace poslens::gui

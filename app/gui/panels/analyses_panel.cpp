@@ -1,0 +1,167 @@
+#include "app/gui/panels/analyses_panel.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "app/gui/jobs/jobs.h"
+#include "app/gui/session.h"
+#include "widgets/figure_export.h"
+#include "widgets/heatmap_view.h"
+
+namespace poslens::gui {
+
+AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
+  widget_ = new QWidget;
+  auto* layout = new QVBoxLayout(widget_);
+  auto* top = new QHBoxLayout;
+  analysis_ = new QComboBox;
+  analysis_->setObjectName("analysisSelector");
+  analysis_->addItems({tr("Frequency usage (mean ‖q⁽ᶜ⁾‖ per head and rotary component)"),
+                       tr("Massive activations (largest residual entries per layer)"),
+                       tr("Attention divergence against another checkpoint…")});
+  analysis_->setToolTip(tr("Which analysis Run computes on the open model and the input text"));
+  layer_ = new QSpinBox;
+  layer_->setPrefix(tr("layer "));
+  layer_->setRange(0, 0);
+  layer_->setToolTip(tr("Frequency usage: the layer whose heads the left map shows"));
+  run_ = new QPushButton(tr("Run"));
+  auto* open = new QPushButton(tr("Open file…"));
+  open->setToolTip(tr("Show an analysis file poslens-cli wrote (heads, massive-activations, "
+                      "frequency-usage, divergence), without the model"));
+  export_ = new QPushButton(tr("Export…"));
+  export_->setToolTip(tr("The figure as PNG/PDF/SVG, or the result as CSV (the CLI's columns)"));
+  export_->setEnabled(false);
+  top->addWidget(analysis_, 1);
+  top->addWidget(layer_);
+  top->addWidget(run_);
+  top->addWidget(open);
+  top->addWidget(export_);
+  layout->addLayout(top);
+  summary_ = new QLabel(tr("Analyses beyond attention maps: which rotary frequencies heads use, "
+                           "where massive activations sit, how two checkpoints' heads differ."));
+  summary_->setWordWrap(true);
+  provenance_ = new QLabel;
+  provenance_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  provenance_->setWordWrap(true);
+  provenance_->setStyleSheet(QStringLiteral("color: #555"));
+  layout->addWidget(summary_);
+  layout->addWidget(provenance_);
+  maps_ = new QSplitter(Qt::Horizontal);
+  left_ = new HeatmapView;
+  right_ = new HeatmapView;
+  maps_->addWidget(left_);
+  maps_->addWidget(right_);
+  table_ = new QTableWidget;
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setVisible(false);
+  layout->addWidget(maps_, 1);
+  layout->addWidget(table_, 1);
+
+  connect(run_, &QPushButton::clicked, this, [this] {
+    const auto chosen = static_cast<Analysis>(analysis_->currentIndex());
+    if (chosen != Divergence) return run(chosen);
+    const QString other = QFileDialog::getExistingDirectory(
+        widget_, tr("Checkpoint folder to compare with (same layers and heads)"));
+    if (!other.isEmpty()) run(Divergence, other);
+  });
+  connect(open, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(widget_, tr("Open analysis"), QString(),
+                                                      tr("PosLens analysis (*.h5 *.hdf5)"));
+    if (!path.isEmpty()) openFile(path);
+  });
+  connect(export_, &QPushButton::clicked, this, &AnalysesPanel::exportDialog);
+  connect(analysis_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { layer_->setVisible(index == FrequencyUsage); });
+  connect(&session, &Session::modelOpened, this,
+          [this](const ModelSummary& summary) { layer_->setRange(0, std::max(summary.n_layers - 1, 0)); });
+}
+
+void AnalysesPanel::run(Analysis analysis, const QString& other) {
+  if (!session().ready(tr("Nothing to analyse"), true)) return;
+  Work work;
+  switch (analysis) {
+    case FrequencyUsage: work = frequency_usage_job(session().input(), layer_->value()); break;
+    case MassiveActivations: work = massive_activations_job(session().input()); break;
+    case Divergence: work = divergence_job(session().input(), other); break;
+  }
+  session().submit(QStringLiteral("analysis"), tr("%1…").arg(analysis_->itemText(analysis)), std::move(work),
+                   [this](const std::any& result) { show(std::any_cast<AnalysisView>(result)); });
+}
+
+void AnalysesPanel::openFile(const QString& path) {
+  session().submit(QStringLiteral("analysis"), tr("Reading %1…").arg(QFileInfo(path).fileName()),
+                   open_analysis_job(path),
+                   [this](const std::any& result) { show(std::any_cast<AnalysisView>(result)); });
+}
+
+void AnalysesPanel::show(const AnalysisView& view) {
+  shown_ = view;
+  summary_->setText(QStringLiteral("<b>%1</b> — %2").arg(view.title.toHtmlEscaped(), view.summary.toHtmlEscaped()));
+  provenance_->setText(view.provenance);
+  maps_->setVisible(view.has_maps());
+  table_->setVisible(!view.has_maps());
+  if (view.has_maps()) {
+    left_->setHeatmap(view.left);
+    right_->setHeatmap(view.right);
+  } else {
+    left_->clear();
+    right_->clear();
+    table_->clear();
+    table_->setColumnCount(static_cast<int>(view.table_header.size()));
+    table_->setHorizontalHeaderLabels(view.table_header);
+    table_->setRowCount(static_cast<int>(view.table_rows.size()));
+    for (int r = 0; r < static_cast<int>(view.table_rows.size()); ++r)
+      for (int c = 0; c < view.table_rows[static_cast<size_t>(r)].size(); ++c)
+        table_->setItem(r, c, new QTableWidgetItem(view.table_rows[static_cast<size_t>(r)][c]));
+    table_->resizeColumnsToContents();
+  }
+  export_->setEnabled(true);
+  emit figureChanged();
+}
+
+bool AnalysesPanel::hasFigure() const { return shown_.has_maps(); }
+
+bool AnalysesPanel::exportFigure(const QString& path, FigureFormat format, QString* error) {
+  if (!hasFigure()) {
+    if (error) *error = tr("This result is a table: export it as CSV");
+    return false;
+  }
+  const bool png = format == FigureFormat::Png;
+  return exportPlotsSideBySide({left_->plot(), right_->plot()}, path, format, png ? 1400 : 0, png ? 900 : 0,
+                               shown_.title, error);
+}
+
+bool AnalysesPanel::exportCsv(const QString& path, QString* error) const {
+  if (shown_.csv.empty()) {
+    if (error) *error = tr("Nothing to export: run an analysis or open a file first");
+    return false;
+  }
+  return writeTextAtomically(path, QStringLiteral("CSV"), QString::fromStdString(shown_.csv), error);
+}
+
+void AnalysesPanel::exportDialog() {
+  QString filter;
+  const QString filters = hasFigure() ? tr("PNG image (*.png);;PDF (*.pdf);;SVG (*.svg);;CSV data (*.csv)")
+                                      : tr("CSV data (*.csv)");
+  QString path = QFileDialog::getSaveFileName(widget_, tr("Export analysis"),
+                                              shown_.file_stem + (hasFigure() ? ".png" : ".csv"), filters, &filter);
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += filter.mid(filter.indexOf(QStringLiteral("*.")) + 1).chopped(1);
+  QString error;
+  const bool ok = path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive)
+                      ? exportCsv(path, &error)
+                      : exportFigure(path, figureFormatForPath(path), &error);
+  if (!ok) QMessageBox::critical(widget_, tr("Export failed"), error);
+}
+
+}  // namespace poslens::gui

@@ -1,0 +1,65 @@
+#pragma once
+// Analyses panel (bottom dock, a tab beside Frequencies and Position map): frequency usage
+// (Barbero et al. 2024), massive activations (Sun et al. 2024) and the attention divergence
+// against another checkpoint, run on the open model and input; or any such file the CLI wrote,
+// opened without a model (Open file…, File ▸ Open analysis…). Maps side by side or a table,
+// a summary line, the weights' SHA-256, and exports: the figure (PNG/PDF/SVG) and the CLI's CSV.
+#include "app/gui/analysis_types.h"
+#include "app/gui/panels/panel.h"
+
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+class QSplitter;
+class QTableWidget;
+
+namespace poslens {
+class HeatmapView;
+}
+
+namespace poslens::gui {
+
+class AnalysesPanel : public Panel {
+  Q_OBJECT
+ public:
+  enum Analysis { FrequencyUsage = 0, MassiveActivations = 1, Divergence = 2 };
+
+  explicit AnalysesPanel(Session& session);
+  QString title() const override { return tr("Analyses"); }
+  QString id() const override { return QStringLiteral("analyses"); }
+  Placement placement() const override { return Placement::Bottom; }
+  QWidget* widget() override { return widget_; }
+
+  bool hasFigure() const override;
+  bool exportFigure(const QString& path, FigureFormat format, QString* error) override;
+  /// Writes the shown result's CSV (the same text as the CLI's) atomically.
+  bool exportCsv(const QString& path, QString* error) const;
+
+  /// Runs `analysis` on the session's model and input; Divergence compares with `other`.
+  void run(Analysis analysis, const QString& other = {});
+  /// Shows the analysis file at `path` (the CLI's HDF5), read on the worker.
+  void openFile(const QString& path);
+  const AnalysisView& shown() const { return shown_; }
+  HeatmapView* leftView() const { return left_; }
+  QTableWidget* table() const { return table_; }
+
+ private:
+  void show(const AnalysisView& view);
+  void exportDialog();
+
+  QWidget* widget_ = nullptr;
+  QComboBox* analysis_ = nullptr;
+  QSpinBox* layer_ = nullptr;
+  QPushButton* run_ = nullptr;
+  QPushButton* export_ = nullptr;
+  QLabel* summary_ = nullptr;
+  QLabel* provenance_ = nullptr;
+  QSplitter* maps_ = nullptr;
+  HeatmapView* left_ = nullptr;
+  HeatmapView* right_ = nullptr;
+  QTableWidget* table_ = nullptr;
+  AnalysisView shown_;
+};
+
+}  // namespace poslens::gui

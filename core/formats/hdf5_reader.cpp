@@ -1,0 +1,169 @@
+#include "core/formats/hdf5_reader.h"
+
+#include <H5Cpp.h>
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "core/base/error.h"
+
+namespace poslens {
+
+struct Hdf5Reader::Impl {
+  std::string path;
+  H5::H5File file;
+
+  /// Runs one HDF5 call; its H5::Exception becomes a poslens::Error naming the file.
+  template <typename F>
+  auto op(const std::string& what, F&& f) const -> decltype(f()) {
+    try {
+      return f();
+    } catch (const H5::Exception& e) {
+      throw Error(path + ": " + what + " failed (" + e.getDetailMsg() + ")");
+    }
+  }
+  H5::DataSet dataset(const std::string& name) const {
+    if (!exists(name)) throw Error(path + ": no dataset " + name);
+    return op("opening " + name, [&] { return file.openDataSet(name); });
+  }
+  bool exists(const std::string& object) const {
+    if (object.empty() || object[0] != '/') return false;
+    if (object == "/") return true;
+    // Each link along the path must exist before the next is looked up (H5Lexists's rule).
+    std::string sofar;
+    size_t begin = 1;
+    while (begin <= object.size()) {
+      const size_t end = std::min(object.find('/', begin), object.size());
+      sofar += "/" + object.substr(begin, end - begin);
+      if (H5Lexists(file.getId(), sofar.c_str(), H5P_DEFAULT) <= 0) return false;
+      begin = end + 1;
+    }
+    return true;
+  }
+  std::vector<int64_t> extent(const H5::DataSet& ds, const std::string& name) const {
+    const H5::DataSpace space = op("reading the shape of " + name, [&] { return ds.getSpace(); });
+    const int rank = space.getSimpleExtentNdims();
+    std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
+    if (rank > 0) space.getSimpleExtentDims(dims.data());
+    return std::vector<int64_t>(dims.begin(), dims.end());
+  }
+  void check_size(const std::vector<int64_t>& shape, int64_t element, const std::string& name) const {
+    double bytes = static_cast<double>(element);
+    for (const auto d : shape) bytes *= static_cast<double>(d);
+    if (bytes > static_cast<double>(kMaxReadBytes))
+      throw Error(path + ": dataset " + name + " is " + std::to_string(static_cast<int64_t>(bytes)) +
+                  " bytes, more than the " + std::to_string(kMaxReadBytes >> 20) + " MiB PosLens reads");
+  }
+};
+
+Hdf5Reader::Hdf5Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  H5::Exception::dontPrint();
+  impl_->path = path;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw Error(path + ": no such file");
+  bool hdf5 = false;
+  try {
+    hdf5 = H5::H5File::isHdf5(path);
+  } catch (const H5::Exception&) {
+  }
+  if (!hdf5) throw Error(path + ": not an HDF5 file");
+  impl_->file = impl_->op("opening the file", [&] { return H5::H5File(path, H5F_ACC_RDONLY); });
+}
+
+Hdf5Reader::~Hdf5Reader() = default;
+
+const std::string& Hdf5Reader::path() const { return impl_->path; }
+
+bool Hdf5Reader::exists(const std::string& object) const { return impl_->exists(object); }
+
+std::vector<std::string> Hdf5Reader::children(const std::string& group) const {
+  if (!exists(group)) throw Error(impl_->path + ": no group " + group);
+  const H5::Group g = impl_->op("opening " + group, [&] { return impl_->file.openGroup(group); });
+  std::vector<std::string> names;
+  const hsize_t n = impl_->op("listing " + group, [&] { return g.getNumObjs(); });
+  for (hsize_t i = 0; i < n; ++i)
+    names.push_back(impl_->op("listing " + group, [&] { return std::string(g.getObjnameByIdx(i)); }));
+  return names;
+}
+
+std::vector<int64_t> Hdf5Reader::shape(const std::string& dataset) const {
+  return impl_->extent(impl_->dataset(dataset), dataset);
+}
+
+at::Tensor Hdf5Reader::read(const std::string& name) const {
+  const auto ds = impl_->dataset(name);
+  const auto shape = impl_->extent(ds, name);
+  const auto type_class = impl_->op("reading the type of " + name, [&] { return ds.getTypeClass(); });
+  if (type_class != H5T_FLOAT && type_class != H5T_INTEGER)
+    throw Error(impl_->path + ": dataset " + name + " is not numeric");
+  impl_->check_size(shape, 8, name);
+  const bool floating = type_class == H5T_FLOAT;
+  auto out = torch::empty(shape, floating ? torch::kDouble : torch::kLong);
+  if (out.numel() > 0)
+    impl_->op("reading " + name, [&] {
+      ds.read(out.data_ptr(), floating ? H5::PredType::NATIVE_DOUBLE : H5::PredType::NATIVE_INT64);
+    });
+  return out;
+}
+
+std::vector<std::string> Hdf5Reader::read_strings(const std::string& name) const {
+  const auto ds = impl_->dataset(name);
+  const auto shape = impl_->extent(ds, name);
+  if (impl_->op("reading the type of " + name, [&] { return ds.getTypeClass(); }) != H5T_STRING)
+    throw Error(impl_->path + ": dataset " + name + " is not a string dataset");
+  impl_->check_size(shape, 16, name);
+  int64_t count = 1;
+  for (const auto d : shape) count *= d;
+  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+  type.setCset(H5T_CSET_UTF8);  // as written (hdf5_export.cpp): HDF5 will not convert between charsets
+  std::vector<char*> raw(static_cast<size_t>(count), nullptr);
+  if (!raw.empty()) impl_->op("reading " + name, [&] { ds.read(raw.data(), type); });
+  std::vector<std::string> out;
+  for (char* s : raw) out.emplace_back(s ? s : "");
+  if (!raw.empty()) {
+    const H5::DataSpace space = ds.getSpace();
+    H5Dvlen_reclaim(type.getId(), space.getId(), H5P_DEFAULT, raw.data());
+  }
+  return out;
+}
+
+namespace {
+
+/// The attribute `name` of the group or dataset at `object`, when there is one.
+std::optional<H5::Attribute> find_attribute(const H5::H5File& file, const std::string& object, const std::string& name) {
+  const H5O_type_t kind = file.childObjType(object);
+  if (kind == H5O_TYPE_GROUP) {
+    const H5::Group g = file.openGroup(object);
+    if (g.attrExists(name)) return g.openAttribute(name);
+  } else if (kind == H5O_TYPE_DATASET) {
+    const H5::DataSet d = file.openDataSet(object);
+    if (d.attrExists(name)) return d.openAttribute(name);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string Hdf5Reader::string_attribute(const std::string& object, const std::string& name) const {
+  if (!exists(object)) return "";
+  const auto a = impl_->op("opening attribute " + name + " of " + object,
+                           [&] { return find_attribute(impl_->file, object, name); });
+  if (!a || a->getTypeClass() != H5T_STRING || a->getSpace().getSimpleExtentType() != H5S_SCALAR) return "";
+  std::string value;
+  impl_->op("reading attribute " + name + " of " + object, [&] { a->read(a->getStrType(), value); });
+  return value;
+}
+
+int64_t Hdf5Reader::int_attribute(const std::string& object, const std::string& name, int64_t fallback) const {
+  if (!exists(object)) return fallback;
+  const auto a = impl_->op("opening attribute " + name + " of " + object,
+                           [&] { return find_attribute(impl_->file, object, name); });
+  if (!a || a->getTypeClass() != H5T_INTEGER || a->getSpace().getSimpleExtentType() != H5S_SCALAR) return fallback;
+  int64_t value = fallback;
+  impl_->op("reading attribute " + name + " of " + object, [&] { a->read(H5::PredType::NATIVE_INT64, &value); });
+  return value;
+}
+
+}  // namespace poslens

@@ -1,0 +1,204 @@
+// poslens-cli heads (detectors, sinks), massive-activations, frequency-usage, divergence, sweep
+// and merge (docs/analyses.md, docs/sweeps.md): the real binary on stories260K and the demos,
+// read back with PosLens's HDF5 reader.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "app/cli_runner.h"
+#include "core/base/sha256.h"
+#include "core/formats/hdf5_reader.h"
+#include "fixtures.h"
+
+namespace poslens {
+namespace {
+
+using ::testing::HasSubstr;
+using test::cli;
+using test::demo;
+using test::q;
+using test::stories;
+
+const std::string kText = "Once upon a time, there was a little girl. She liked to play.";
+
+TEST(CliAnalyses, HeadsHasDetectorsSinksAndTheInductionSequence) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto dir = test::scratch_dir();
+  const auto r = cli("heads " + stories() + " --text '" + kText + "' --induction-length 40 --seed 3 --out " +
+                     q(dir / "h.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("induction measured on 81 tokens"));
+  const Hdf5Reader file((dir / "h.h5").string());
+  const auto names = file.read_strings("/analysis/heads/metrics");
+  EXPECT_THAT(names, ::testing::ElementsAre("entropy", "mean_distance", "sink", "sink_2", "sink_3", "sink_4",
+                                            "previous_token", "duplicate_token", "induction", "position_share"));
+  const auto values = file.read("/analysis/heads/values");
+  EXPECT_EQ(values.sizes(), (std::vector<int64_t>{5, 8, 10}));
+  // Sinks grow with k; every score lies in [0, 1].
+  for (int64_t m = 2; m <= 8; ++m) {
+    EXPECT_GE(values.select(2, m).min().item<double>(), 0.0);
+    EXPECT_LE(values.select(2, m).max().item<double>(), 1.0 + 1e-9);
+  }
+  EXPECT_TRUE((values.select(2, 5) >= values.select(2, 2) - 1e-12).all().item<bool>());
+  EXPECT_EQ(file.read("/analysis/heads/induction_ids").size(0), 81);
+  // The weights' SHA-256 is what sha256sum prints for the checkpoint.
+  EXPECT_EQ(file.string_attribute("/", "weights_sha256"),
+            sha256_of_files({(test::stories_dir() / "stories260K.bin").string()}));
+}
+
+TEST(CliAnalyses, MassiveActivationsCsvAndHdf5) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto dir = test::scratch_dir();
+  auto r = cli("massive-activations " + stories() + " --text '" + kText + "' --top 3 --out " + q(dir / "m.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("layer  top |h|"));
+  const Hdf5Reader file((dir / "m.h5").string());
+  EXPECT_EQ(file.shape("/analysis/massive_activations/top_values"), (std::vector<int64_t>{5, 3}));
+  const auto top = file.read("/analysis/massive_activations/top_values").abs();
+  EXPECT_TRUE((top.select(1, 0) >= top.select(1, 1)).all().item<bool>());
+  EXPECT_TRUE((top.select(1, 0) > file.read("/analysis/massive_activations/median")).all().item<bool>());
+  r = cli("massive-activations " + stories() + " --text '" + kText + "' --top 2 --out " + q(dir / "m.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream csv(dir / "m.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "layer,rank,value,abs,position,token,dim,median,ratio,massive");
+  int rows = 0;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  EXPECT_EQ(rows, 10);
+}
+
+TEST(CliAnalyses, FrequencyUsageOfStoriesAndARefusalForAlibi) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto dir = test::scratch_dir();
+  auto r = cli("frequency-usage " + stories() + " --text '" + kText + "' --out " + q(dir / "u.h5") +
+               " --figure " + q(dir / "u.png"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Hdf5Reader file((dir / "u.h5").string());
+  EXPECT_EQ(file.shape("/analysis/frequency_usage/q_norm"), (std::vector<int64_t>{5, 8, 4}));
+  EXPECT_EQ(file.shape("/analysis/frequency_usage/k_norm"), (std::vector<int64_t>{5, 4, 4}));
+  EXPECT_EQ(file.shape("/analysis/frequency_usage/theta"), (std::vector<int64_t>{4}));
+  EXPECT_GT(file.read("/analysis/frequency_usage/q_norm").min().item<double>(), 0.0);
+  EXPECT_TRUE(std::filesystem::file_size(dir / "u.png") > 1000);
+  r = cli("frequency-usage " + demo("flipflop-absolute") + " --text w1i0r1 --out " + q(dir / "a.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("needs rotary components"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "a.h5"));
+}
+
+TEST(CliAnalyses, DivergenceBetweenTwoCheckpointsOfARun) {
+  REQUIRE_CLI();
+  const auto dir = test::scratch_dir();
+  const auto first = demo("text-rope-series/step-000150"), last = demo("text-rope-series/step-001500");
+  auto r = cli("divergence " + first + " " + last + " --text 'the cat sat on the mat' --out " + q(dir / "d.h5") +
+               " --figure " + q(dir / "d.png"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("most changed head"));
+  const Hdf5Reader file((dir / "d.h5").string());
+  const auto per_head = file.read("/analysis/divergence/per_head");
+  EXPECT_GT(per_head.min().item<double>(), 0.0);
+  EXPECT_LT(per_head.max().item<double>(), std::log(2.0));
+  EXPECT_NE(file.string_attribute("/analysis/divergence", "second_weights_sha256"),
+            file.string_attribute("/", "weights_sha256"));
+  // Against itself: 0.
+  r = cli("divergence " + first + " " + first + " --text 'the cat' --out " + q(dir / "same.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream same(dir / "same.csv");
+  std::string line;
+  std::getline(same, line);
+  EXPECT_EQ(line, "layer,head,js_divergence");
+  int heads = 0;
+  while (std::getline(same, line)) {  // 0 up to rounding (its maps are recomputed in other blocks)
+    EXPECT_LT(std::abs(std::stod(line.substr(line.rfind(',') + 1))), 1e-9) << line;
+    ++heads;
+  }
+  EXPECT_EQ(heads, 4);
+  // Models of different shapes: one message, no file.
+  r = cli("divergence " + first + " " + demo("flipflop-rope") + " --tokens 1,2,3 --out " + q(dir / "x.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("compares head by head"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.h5"));
+}
+
+/// A manifest of the probe on three checkpoints of the demo series.
+std::filesystem::path write_manifest(const std::filesystem::path& dir, const std::string& items) {
+  const auto path = dir / "manifest.json";
+  std::ofstream(path) << R"({"items": [)" << items << "]}";
+  return path;
+}
+
+TEST(CliSweep, LocalSweepIsResumableAndMergesToTheCompareTable) {
+  REQUIRE_CLI();
+  const auto dir = test::scratch_dir();
+  const auto series = std::filesystem::path(POSLENS_SOURCE_DIR) / "resources/demos/text-rope-series";
+  std::string items;
+  for (const char* step : {"step-000000", "step-000750", "step-001500"})
+    items += std::string(items.empty() ? "" : ",") + R"({"checkpoint": ")" + (series / step).string() +
+             R"(", "analysis": "probe", "options": ["--length", "16", "--samples", "6"]})";
+  const auto manifest = write_manifest(dir, items);
+  auto r = cli("sweep " + q(manifest) + " --out " + q(dir / "out"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("3 of 3 items done"));
+  // Again: every item is skipped (resumable), and a lost item is redone.
+  std::filesystem::remove(dir / "out/items/item-0001.h5");
+  r = cli("sweep " + q(manifest) + " --out " + q(dir / "out"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("[1/3] probe step-000000: done before, skipped"));
+  EXPECT_THAT(r.output, HasSubstr("[2/3] probe step-000750 … done"));
+  r = cli("merge " + q(dir / "out") + " --out " + q(dir / "all.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = cli("compare " + q(series / "step-000000") + " " + q(series / "step-000750") + " " +
+          q(series / "step-001500") + " --length 16 --samples 6 --out " + q(dir / "compare.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Hdf5Reader merged((dir / "all.h5").string()), compare((dir / "compare.h5").string());
+  EXPECT_TRUE(torch::equal(merged.read("/analysis/compare/vaf"), compare.read("/analysis/compare/vaf")));
+  EXPECT_TRUE(torch::equal(merged.read("/analysis/compare/steps"), compare.read("/analysis/compare/steps")));
+  EXPECT_EQ(merged.read_strings("/analysis/compare/weights_sha256"),
+            compare.read_strings("/analysis/compare/weights_sha256"));
+  EXPECT_EQ(merged.children("/items"), (std::vector<std::string>{"0000", "0001", "0002"}));
+  EXPECT_TRUE(merged.exists("/items/0001/analysis/probe/vaf"));
+  EXPECT_EQ(merged.string_attribute("/items/0002", "analysis"), "probe");
+  EXPECT_FALSE(merged.string_attribute("/items/0002", "weights_sha256").empty());
+}
+
+TEST(CliSweep, BadManifestsAndFailingItemsSayWhat) {
+  REQUIRE_CLI();
+  const auto dir = test::scratch_dir();
+  const auto rope = (std::filesystem::path(POSLENS_SOURCE_DIR) / "resources/demos/flipflop-rope").string();
+  auto r = cli("sweep " + q(write_manifest(dir, R"({"checkpoint": ")" + rope + R"(", "analysis": "train"})")) +
+               " --out " + q(dir / "a"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("item 0: unknown analysis \"train\""));
+  r = cli("sweep " + q(write_manifest(dir, R"({"checkpoint": "nowhere", "analysis": "probe"})")) + " --out " +
+          q(dir / "b"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("no such file or folder"));
+  // An item that fails (frequency-usage of an absolute model) is reported; the rest run.
+  const auto absolute = (std::filesystem::path(POSLENS_SOURCE_DIR) / "resources/demos/flipflop-absolute").string();
+  r = cli("sweep " +
+          q(write_manifest(dir, R"({"checkpoint": ")" + absolute +
+                                    R"(", "analysis": "frequency-usage", "options": ["--tokens", "1,2,3"]},)"
+                                    R"({"checkpoint": ")" + rope +
+                                    R"(", "analysis": "heads", "options": ["--tokens", "1,2,3", "--induction-length", "4"]})")) +
+          " --out " + q(dir / "c"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("failed (exit 1)"));
+  EXPECT_THAT(r.output, HasSubstr("needs rotary components"));
+  EXPECT_THAT(r.output, HasSubstr("1 of 2 items done"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "c/items/item-0001.h5"));
+  r = cli("merge " + q(dir / "c") + " --out " + q(dir / "c.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("item-0000.h5 is missing"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "c.h5"));
+}
+
+}  // namespace
+}  // namespace poslens

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# ctest label "slurm": `poslens-cli sweep --slurm` on a real single-node Slurm cluster started
+# here (scripts/slurm_local.sh: slurmctld + slurmd + a private munged, config in a temporary
+# folder, stopped at the end whatever happens). The probe over every checkpoint of the
+# text-rope-series demo runs as a job array (two tasks at a time), the dependent merge job
+# writes one file, and its VAF table must equal `poslens-cli compare --series` on the same
+# checkpoints.
+#   tests/slurm/test_sweep_slurm.sh POSLENS_CLI SOURCE_DIR
+set -euo pipefail
+cli=$1
+source_dir=$2
+dir=$(mktemp -d)
+mkdir -p "$dir/cluster"
+fail() {
+    echo "test_sweep_slurm: FAIL: $*" >&2
+    squeue >&2 || true
+    for f in "$dir"/cluster/*.log "$dir"/sweep/logs/*; do
+        [[ -e $f ]] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }
+    done
+    exit 1
+}
+cleanup() {
+    "$source_dir/scripts/slurm_local.sh" stop "$dir/cluster" >/dev/null 2>&1 || true
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+command -v slurmctld >/dev/null || fail "slurmctld not installed (scripts/setup.sh installs slurm-wlm and munge)"
+# Its own port, so a cluster someone runs on 6817 is left alone.
+export SLURM_LOCAL_PORT=${SLURM_LOCAL_PORT:-7817}
+"$source_dir/scripts/slurm_local.sh" start "$dir/cluster" >/dev/null || fail "the cluster did not start"
+export SLURM_CONF=$dir/cluster/slurm.conf
+
+series=$source_dir/resources/demos/text-rope-series
+cat > "$dir/manifest.json" <<JSON
+{"items": [{"series": "$series", "analysis": "probe", "options": ["--length", "16", "--samples", "6"]}]}
+JSON
+"$cli" sweep "$dir/manifest.json" --out "$dir/sweep" --slurm --max-parallel 2 || fail "sweep --slurm failed"
+
+# Wait (at most 300 s) until the array and the merge job have left the queue.
+for ((i = 0; i < 600; i++)); do
+    [[ -z $(squeue -h -o %i) ]] && break
+    sleep 0.5
+done
+[[ -z $(squeue -h -o %i) ]] || fail "jobs still queued after 300 s"
+[[ -f $dir/sweep/merged.h5 ]] || fail "the merge job wrote no merged.h5"
+
+"$cli" compare --series "$series" --length 16 --samples 6 --out "$dir/compare.h5" >/dev/null ||
+    fail "compare --series failed"
+/usr/bin/python3 - "$dir/sweep/merged.h5" "$dir/compare.h5" <<'PY' || fail "the merged VAF table differs from compare --series"
+import sys
+import h5py
+import numpy as np
+merged, compare = (h5py.File(p, "r") for p in sys.argv[1:3])
+for name in ("vaf", "steps"):
+    a, b = merged["analysis/compare/" + name][()], compare["analysis/compare/" + name][()]
+    assert a.shape == b.shape and np.array_equal(a, b), name
+items = sorted(merged["items"].keys())
+assert len(items) == a.shape[0] == 11, items
+print(f"test_sweep_slurm: {len(items)} items through Slurm; VAF table {a.shape} equals compare --series")
+PY
