@@ -48,20 +48,24 @@ std::pair<HeatmapData, HeatmapData> frequency_usage_maps(const FrequencyUsage& u
   const int64_t critical = u.L > 0 ? critical_component(thetas, u.L) : -1;
   const auto yarn = u.L > 0 ? yarn_correction_range(thetas, u.L) : ComponentRange{};
   for (int64_t c = 0; c < C; ++c) {
-    char label[48];
-    std::snprintf(label, sizeof label, "c%lld θ=%.3g", static_cast<long long>(c), thetas[c]);
-    std::string text = label;
+    // Short enough for an axis label: "c2 AC 0.01" — tags, then θ_c.
+    std::string tags;
     const double turns = u.L > 0 ? turns_within(thetas[c], u.L) : 0;
-    if (u.L > 0 && turns > 0.5 && turns < 1.0) text += " act";
-    if (c == critical) text += " |crit";
-    if (!yarn.empty() && c >= yarn.first && c <= yarn.last) text += " yarn";
-    components.push_back(text);
+    if (u.L > 0 && turns > 0.5 && turns < 1.0) tags += "A";
+    if (c == critical) tags += "C";
+    if (!yarn.empty() && c >= yarn.first && c <= yarn.last) tags += "Y";
+    char label[48];
+    std::snprintf(label, sizeof label, "c%lld%s%s %.2g", static_cast<long long>(c), tags.empty() ? "" : " ",
+                  tags.c_str(), thetas[c]);
+    components.push_back(label);
   }
   auto heads = map_of(u.q_norm[layer], numbered("H", u.q_norm.size(1)), components,
                       title + "  L" + std::to_string(layer) + " mean ‖q⁽ᶜ⁾‖ per head", "mean ‖q⁽ᶜ⁾‖");
   heads.layer = layer;
   heads.row_axis = "head";
-  heads.col_axis = "rotary component (high frequency left)";
+  heads.col_axis = u.L > 0 ? "rotary component c and θ_c (A activated band, C critical dimension, Y YaRN "
+                             "ramp at L = " + std::to_string(u.L) + ")"
+                           : "rotary component c and θ_c (rad/position)";
   auto layers = map_of(u.q_layer_mean(), numbered("L", L), components, title + "  mean ‖q⁽ᶜ⁾‖ over heads",
                        "mean ‖q⁽ᶜ⁾‖");
   layers.row_axis = "layer";

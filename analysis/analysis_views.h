@@ -12,10 +12,9 @@
 namespace poslens {
 
 /// Layer `layer`'s mean ‖q⁽ᶜ⁾‖ as a head × component map, and the layer × component map of the
-/// head means. Columns are labelled "c<i> θ=…" with the RoPE landmarks at the training length
-/// (rope_markers_data.h): "act" (activated band), "|crit" (the first component past Liu et al.'s
-/// critical dimension), "yarn" (YaRN's 1–32-turn ramp). Throws poslens::Error for a layer out of
-/// range.
+/// head means. Columns are labelled "c<i> <tags> θ_c" with the RoPE landmarks at the training
+/// length (rope_markers_data.h): A (activated band), C (the first component past Liu et al.'s
+/// critical dimension), Y (YaRN's 1–32-turn ramp). Throws poslens::Error for a layer out of range.
 std::pair<HeatmapData, HeatmapData> frequency_usage_maps(const FrequencyUsage& u, int layer,
                                                          const std::string& title);
 

@@ -1,0 +1,188 @@
+// The Analyses panel as a user drives it: run frequency usage, massive activations and the
+// divergence against another checkpoint on the open model; open files poslens-cli wrote without a
+// model (the same view, the same CSV bytes); refuse a foreign, truncated or other-version file
+// with one message. Offscreen Qt, the real worker thread, models and CLI.
+#include <H5Cpp.h>
+
+#include <QSignalSpy>
+#include <QTableWidget>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "app/gui/main_window.h"
+#include "app/gui/panels/analyses_panel.h"
+#include "gui_test_util.h"
+#include "widgets/heatmap_view.h"
+
+namespace poslens::gui {
+namespace {
+
+using test::arrived;
+
+const char* kText = "Q: Why is the sky blue?\nA: Because of the air.";
+
+std::string demo(const char* name) {
+  return (std::filesystem::path(POSLENS_SOURCE_DIR) / "resources" / "demos" / name).string();
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Runs poslens-cli with `args`; true when it exits 0.
+bool cli(const std::string& args) {
+  const std::string command = std::string(POSLENS_CLI_PATH) + " " + args + " >/dev/null 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
+class AnalysesWindow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const auto& p : window.panels())
+      if (auto* a = qobject_cast<AnalysesPanel*>(p.get())) panel = a;
+    ASSERT_NE(panel, nullptr);
+  }
+  void open(const std::string& path) {
+    QSignalSpy opened(window.session(), &Session::modelOpened);
+    window.session()->setLoadOptions("cpu", "float32");
+    window.openCheckpoint(QString::fromStdString(path));
+    ASSERT_TRUE(arrived(opened, 30000));
+    window.setInputText(kText);
+  }
+  /// Waits for the panel's job; false when it failed (`*message` gets the failure).
+  bool finish(QSignalSpy& done, QSignalSpy& failed, QString* message = nullptr) {
+    QElapsedTimer clock;
+    clock.start();
+    while (done.isEmpty() && failed.isEmpty() && clock.elapsed() < 60000) QTest::qWait(10);
+    QCoreApplication::processEvents();
+    if (!failed.isEmpty() && message) *message = failed.at(0).at(1).toString();
+    return !done.isEmpty() && failed.isEmpty();
+  }
+  MainWindow window;
+  AnalysesPanel* panel = nullptr;
+};
+
+TEST_F(AnalysesWindow, FrequencyUsageRunsOnTheModelAndItsCsvIsTheCliCsv) {
+  open(demo("text-rope-series/step-001500"));
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->run(AnalysesPanel::FrequencyUsage);
+  ASSERT_TRUE(finish(done, failed));
+  const auto& v = panel->shown();
+  EXPECT_EQ(v.kind, "frequency-usage");
+  EXPECT_EQ(v.left.rows, 2) << "heads of layer 0";
+  EXPECT_EQ(v.left.cols, 16) << "rotary components";
+  EXPECT_EQ(v.right.rows, 2) << "layers";
+  EXPECT_EQ(v.left.col_labels[0].substr(0, 3), "c0 ");
+  EXPECT_NE(v.provenance.indexOf("SHA-256"), -1);
+  EXPECT_TRUE(panel->hasFigure());
+  const auto dir = test::scratch_dir();
+  QString error;
+  ASSERT_TRUE(panel->exportCsv(QString::fromStdString((dir / "gui.csv").string()), &error)) << error.toStdString();
+  ASSERT_TRUE(panel->exportFigure(QString::fromStdString((dir / "gui.png").string()), FigureFormat::Png, &error));
+  EXPECT_GT(std::filesystem::file_size(dir / "gui.png"), 1000u);
+  // The CLI on the same input writes the same CSV bytes, and its HDF5 opens to the same view.
+  ASSERT_TRUE(cli("frequency-usage '" + demo("text-rope-series/step-001500") + "' --text '" + kText +
+                  "' --out '" + (dir / "cli.csv").string() + "'"));
+  // Same columns and rows; numbers equal to float32 rounding (the GUI's worker and the CLI may
+  // run on different thread counts, so sums can differ in the last digits).
+  std::istringstream gui(read_text(dir / "gui.csv")), cli_csv(read_text(dir / "cli.csv"));
+  std::string a, b;
+  int rows = 0;
+  while (std::getline(gui, a) && std::getline(cli_csv, b)) {
+    if (rows++ == 0) {
+      EXPECT_EQ(a, b);
+      continue;
+    }
+    std::istringstream x(a), y(b);
+    for (std::string p, q; std::getline(x, p, ',') && std::getline(y, q, ',');)
+      EXPECT_NEAR(std::stod(p), std::stod(q), 1e-5 * std::max(1.0, std::abs(std::stod(q)))) << a << " vs " << b;
+  }
+  EXPECT_EQ(rows, 1 + 2 * 2 * 16);
+  EXPECT_FALSE(std::getline(cli_csv, b)) << "the CLI's file has more rows";
+  ASSERT_TRUE(cli("frequency-usage '" + demo("text-rope-series/step-001500") + "' --text '" + kText +
+                  "' --out '" + (dir / "cli.h5").string() + "'"));
+  done.clear();
+  panel->openFile(QString::fromStdString((dir / "cli.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().csv, read_text(dir / "cli.csv")) << "the file's numbers, as the CLI wrote them";
+  EXPECT_EQ(panel->shown().left.col_labels, v.left.col_labels);
+  EXPECT_NE(panel->shown().provenance.indexOf("opened from"), -1);
+}
+
+TEST_F(AnalysesWindow, MassiveActivationsTableAndDivergenceMaps) {
+  open(demo("text-rope-series/step-001500"));
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->run(AnalysesPanel::MassiveActivations);
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().kind, "massive-activations");
+  EXPECT_FALSE(panel->hasFigure()) << "a table";
+  EXPECT_EQ(panel->table()->rowCount(), 2);
+  EXPECT_EQ(panel->table()->horizontalHeaderItem(1)->text(), "top |h|");
+  done.clear();
+  panel->run(AnalysesPanel::Divergence, QString::fromStdString(demo("text-rope-series/step-000150")));
+  ASSERT_TRUE(finish(done, failed));
+  const auto& v = panel->shown();
+  EXPECT_EQ(v.kind, "divergence");
+  EXPECT_EQ(v.left.rows, 2);
+  EXPECT_EQ(v.left.cols, 2);
+  EXPECT_GT(v.left.values[0], 0.0f);
+  EXPECT_NE(v.provenance.indexOf("step-000150"), -1);
+}
+
+TEST_F(AnalysesWindow, ForeignTruncatedAndOtherVersionFilesGetOneMessage) {
+  const auto dir = test::scratch_dir();
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  QString message;
+  std::ofstream(dir / "junk.h5") << "not an HDF5 file at all";
+  panel->openFile(QString::fromStdString((dir / "junk.h5").string()));
+  ASSERT_FALSE(finish(done, failed, &message));
+  EXPECT_NE(message.indexOf("junk.h5: not an HDF5 file"), -1) << message.toStdString();
+
+  ASSERT_TRUE(cli("heads '" + demo("flipflop-rope") + "' --tokens 1,2,3,4 --out '" + (dir / "h.h5").string() + "'"));
+  {  // the first half of a real file
+    const auto bytes = read_text(dir / "h.h5");
+    std::ofstream(dir / "half.h5", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  failed.clear();
+  panel->openFile(QString::fromStdString((dir / "half.h5").string()));
+  ASSERT_FALSE(finish(done, failed, &message));
+  EXPECT_NE(message.indexOf("half.h5"), -1) << message.toStdString();
+
+  {  // another version's file
+    H5::H5File file((dir / "h.h5").string(), H5F_ACC_RDWR);
+    file.removeAttr("poslens_version");
+    H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+    file.createAttribute("poslens_version", type, H5::DataSpace(H5S_SCALAR)).write(type, std::string("0.0.1"));
+  }
+  failed.clear();
+  panel->openFile(QString::fromStdString((dir / "h.h5").string()));
+  ASSERT_FALSE(finish(done, failed, &message));
+  EXPECT_NE(message.indexOf("written by PosLens 0.0.1"), -1) << message.toStdString();
+
+  // The panel's last good view is still there (nothing shown yet here: none).
+  EXPECT_TRUE(panel->shown().csv.empty());
+}
+
+TEST_F(AnalysesWindow, HeadsFileOpensAsATable) {
+  const auto dir = test::scratch_dir();
+  ASSERT_TRUE(cli("heads '" + demo("flipflop-rope") + "' --tokens 1,2,3,4,1,2,3,4 --out '" + (dir / "h.h5").string() + "'"));
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->openFile(QString::fromStdString((dir / "h.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().kind, "heads");
+  EXPECT_EQ(panel->table()->rowCount(), 8) << "2 layers × 4 heads";
+  EXPECT_EQ(panel->table()->columnCount(), 12) << "layer, head and 10 metrics";
+}
+
+}  // namespace
+}  // namespace poslens::gui
