@@ -129,4 +129,85 @@ std::string divergence_csv(const PatternDivergence& r) {
   return text;
 }
 
+void write_length_loss_hdf5(const std::string& path, const std::vector<LossCurve>& curves, int64_t L,
+                            const std::string& text_source, const ExportMetadata& meta) {
+  const std::string g = "/analysis/length_loss";
+  std::vector<at::Tensor> loss;
+  std::vector<std::string> names;
+  std::vector<int64_t> windows;
+  for (const auto& c : curves) {
+    loss.push_back(c.loss.to(torch::kDouble));
+    names.push_back(c.name);
+    windows.push_back(c.windows);
+  }
+  std::vector<Hdf5Dataset> d = {
+      {g + "/loss", torch::stack(loss), {}, {"curve", "position"}, {}},
+      {g + "/curves", {}, names, {"curve"}, {}},
+      {g + "/windows", torch::tensor(windows, torch::kLong), {}, {"curve"}, {}},
+  };
+  const std::vector<Hdf5Attribute> attrs = {
+      {"L", L},
+      {"T", curves.empty() ? int64_t{0} : curves[0].loss.size(0) + 1},
+      {"text", text_source},
+      {"measure", std::string("-ln p(next token) at each position, nats, mean over windows")}};
+  write_analysis_hdf5(path, d, {{g, attrs}}, {}, {}, meta);
+}
+
+std::string length_loss_csv(const std::vector<LossCurve>& curves) {
+  std::string text = "position";
+  for (const auto& c : curves) text += "," + quoted(c.name);
+  text += "\n";
+  const int64_t T = curves.empty() ? 0 : curves[0].loss.size(0);
+  for (int64_t i = 0; i < T; ++i) {
+    text += std::to_string(i);
+    for (const auto& c : curves) text += "," + number(c.loss[i].item<double>());
+    text += "\n";
+  }
+  return text;
+}
+
+void write_position_offset_hdf5(const std::string& path, const OffsetEffect& e, const AnalysisInput& input,
+                                const ExportMetadata& meta) {
+  const std::string g = "/analysis/position_offset";
+  std::vector<Hdf5Dataset> d = {
+      {g + "/per_head", e.divergence.per_head, {}, {"layer", "head"}, {}},
+      {g + "/per_query", e.divergence.per_query, {}, {"layer", "q_pos"}, {}},
+      {g + "/pattern", e.pattern, {}, {"q_block", "k_block"}, {}},
+      {g + "/shifted", e.shifted, {}, {"q_block", "k_block"}, {}},
+  };
+  const std::vector<Hdf5Attribute> attrs = {
+      {"offset", e.offset},
+      {"layer", int64_t{e.layer}},
+      {"head", int64_t{e.head}},
+      {"measure", std::string("jensen-shannon (nats) between the patterns at offset 0 and at offset")}};
+  write_analysis_hdf5(path, d, {{g, attrs}}, ids_tensor(input), input.labels, meta);
+}
+
+void write_heinsen_states_hdf5(const std::string& path, const HeinsenStates& s, const AnalysisInput& input,
+                               const ExportMetadata& meta) {
+  const std::string g = "/analysis/heinsen";
+  std::vector<Hdf5Dataset> d = {
+      {g + "/state", s.state, {}, {"pos", "feature"}, {}},
+      {g + "/decay", s.decay, {}, {"pos", "feature"}, {}},
+      {g + "/logits", s.logits, {}, {"pos", "feature"}, {}},
+  };
+  const std::vector<Hdf5Attribute> attrs = {
+      {"recurrence", std::string("s_i = log(p_i exp(s_{i-1}) + exp(h_i)), s_0 = 0 (Heinsen 2023, seed 002 eqs. 1-3)")}};
+  write_analysis_hdf5(path, d, {{g, attrs}}, ids_tensor(input), input.labels, meta);
+}
+
+std::string heinsen_states_csv(const HeinsenStates& s, const std::vector<std::string>& labels) {
+  std::string text = "position,token,feature,state,decay,logit\n";
+  const auto state = s.state.contiguous(), decay = s.decay.contiguous(), logits = s.logits.contiguous();
+  const int64_t T = state.size(0), F = state.size(1);
+  const double *ps = state.data_ptr<double>(), *pd = decay.data_ptr<double>(), *pl = logits.data_ptr<double>();
+  for (int64_t i = 0; i < T; ++i) {
+    const std::string token = i < static_cast<int64_t>(labels.size()) ? quoted(display_label(labels[static_cast<size_t>(i)])) : "";
+    for (int64_t f = 0; f < F; ++f)
+      text += std::to_string(i) + "," + token + "," + std::to_string(f) + "," + number(ps[i * F + f]) + "," +
+              number(pd[i * F + f]) + "," + number(pl[i * F + f]) + "\n";
+  }
+  return text;
+}
+
 }  // namespace poslens

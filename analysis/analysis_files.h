@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "analysis/frequency_usage.h"
+#include "analysis/heinsen_states.h"
+#include "analysis/length_generalisation.h"
 #include "analysis/massive_activations.h"
 #include "analysis/pattern_divergence.h"
 #include "core/formats/hdf5_export.h"
@@ -40,5 +42,24 @@ void write_divergence_hdf5(const std::string& path, const PatternDivergence& d, 
                            const ExportMetadata& first, const ExportMetadata& second);
 /// `layer,head,js_divergence`.
 std::string divergence_csv(const PatternDivergence& d);
+
+/// `/analysis/length_loss/{loss [curve, position] (nats), curves (names), windows [curve]}`,
+/// attributes `L` (training length), `T` (window length), `text` (where the text came from).
+void write_length_loss_hdf5(const std::string& path, const std::vector<LossCurve>& curves, int64_t L,
+                            const std::string& text_source, const ExportMetadata& meta);
+/// `position,<one column per curve>`.
+std::string length_loss_csv(const std::vector<LossCurve>& curves);
+
+/// `/analysis/heinsen/{state, decay, logits}` float64 [pos, feature]; `/tokens`.
+void write_heinsen_states_hdf5(const std::string& path, const HeinsenStates& s, const AnalysisInput& input,
+                               const ExportMetadata& meta);
+/// `position,token,feature,state,decay,logit`.
+std::string heinsen_states_csv(const HeinsenStates& s, const std::vector<std::string>& labels);
+
+/// `/analysis/position_offset/{per_head [layer, head], per_query [layer, q_pos]}` (JS between
+/// Δ = 0 and Δ, nats), `pattern`, `shifted` (the head's pooled maps), attributes `offset`,
+/// `layer`, `head`; `/tokens`.
+void write_position_offset_hdf5(const std::string& path, const OffsetEffect& e, const AnalysisInput& input,
+                                const ExportMetadata& meta);
 
 }  // namespace poslens

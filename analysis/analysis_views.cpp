@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analysis/heatmap_pooling.h"
 #include "analysis/rope_markers_data.h"
 #include "core/base/error.h"
 
@@ -85,6 +86,77 @@ std::pair<HeatmapData, HeatmapData> divergence_maps(const PatternDivergence& d,
   heads.col_axis = "head";
   queries.col_axis = "query position";
   return {heads, queries};
+}
+
+CurveSet length_loss_curves(const std::vector<LossCurve>& curves, int64_t L, const std::string& title) {
+  CurveSet set;
+  set.title = title;
+  set.x_label = "position";
+  set.y_label = "loss (nats), mean over windows";
+  int64_t T = 0;
+  for (const auto& c : curves) T = std::max<int64_t>(T, c.loss.size(0));
+  for (int64_t i = 0; i < T; ++i) set.x.push_back(static_cast<double>(i));
+  for (const auto& c : curves) {
+    const auto loss = c.loss.to(torch::kDouble).contiguous();
+    std::vector<double> y(loss.data_ptr<double>(), loss.data_ptr<double>() + loss.numel());
+    y.resize(static_cast<size_t>(T), NAN);
+    set.names.push_back(c.name + " (" + std::to_string(c.windows) + " windows)");
+    set.y.push_back(std::move(y));
+  }
+  if (L > 0)
+    for (int64_t k = 1; k * L < T; ++k)
+      set.markers.push_back({static_cast<double>(k * L), k == 1 ? "L = " + std::to_string(L) : std::to_string(k) + "L"});
+  return set;
+}
+
+CurveSet massive_curves(const MassiveActivations& m, const std::string& title) {
+  CurveSet set;
+  set.title = title;
+  set.x_label = "layer";
+  set.y_label = "|h| (log scale)";
+  set.log_y = true;
+  const int64_t L = m.top_values.size(0), k = std::min<int64_t>(3, m.top_values.size(1));
+  for (int64_t l = 0; l < L; ++l) set.x.push_back(static_cast<double>(l));
+  for (int64_t r = 0; r < k; ++r) {
+    set.names.push_back("top " + std::to_string(r + 1));
+    std::vector<double> y;
+    for (int64_t l = 0; l < L; ++l) y.push_back(std::abs(m.top_values[l][r].item<double>()));
+    set.y.push_back(std::move(y));
+  }
+  set.names.push_back("median");
+  std::vector<double> median;
+  for (int64_t l = 0; l < L; ++l) median.push_back(m.median[l].item<double>());
+  set.y.push_back(std::move(median));
+  return set;
+}
+
+std::pair<HeatmapData, HeatmapData> offset_maps(const OffsetEffect& e, int64_t T, const std::string& title) {
+  auto map = [&](const at::Tensor& pooled, const std::string& what) {
+    auto d = heatmap_from_pooled(pooled, T, T);
+    d.title = title + "  L" + std::to_string(e.layer) + " H" + std::to_string(e.head) + " " + what;
+    d.value_name = "attention";
+    d.kind = HeatmapKind::Probability;
+    d.layer = e.layer;
+    d.head = e.head;
+    return d;
+  };
+  return {map(e.pattern, "pattern, positions 0…T−1"),
+          map(e.shifted, "positions shifted by Δ = " + std::to_string(e.offset))};
+}
+
+std::vector<HeatmapData> heinsen_maps(const HeinsenStates& s, const std::vector<std::string>& labels,
+                                      const std::string& title) {
+  std::vector<HeatmapData> maps;
+  const std::pair<const at::Tensor*, const char*> parts[] = {
+      {&s.state, "state s_i (log)"}, {&s.decay, "decay p_i"}, {&s.logits, "logit h_i"}};
+  for (const auto& [values, what] : parts) {
+    auto d = map_of(values->t(), numbered("f", values->size(1)), labels, title + "  " + what, what);
+    d.row_axis = "position-encoding feature";
+    d.col_axis = "position";
+    if (values == &s.decay) d.kind = HeatmapKind::Gate;  // probabilities in [0, 1]
+    maps.push_back(std::move(d));
+  }
+  return maps;
 }
 
 }  // namespace poslens

@@ -5,8 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/curve_data.h"
 #include "analysis/frequency_usage.h"
 #include "analysis/heatmap_data.h"
+#include "analysis/heinsen_states.h"
+#include "analysis/length_generalisation.h"
+#include "analysis/massive_activations.h"
 #include "analysis/pattern_divergence.h"
 
 namespace poslens {
@@ -23,5 +27,19 @@ std::pair<HeatmapData, HeatmapData> frequency_usage_maps(const FrequencyUsage& u
 std::pair<HeatmapData, HeatmapData> divergence_maps(const PatternDivergence& d,
                                                     const std::vector<std::string>& labels,
                                                     const std::string& title);
+
+/// The loss curves against position with L, 2L, … marked (L ≤ 0: no markers).
+CurveSet length_loss_curves(const std::vector<LossCurve>& curves, int64_t L, const std::string& title);
+
+/// Sun et al.'s Fig. 2: the top-1, top-2 and top-3 |h| and the median |h| against layer, log y.
+CurveSet massive_curves(const MassiveActivations& m, const std::string& title);
+
+/// Heinsen's states, decay probabilities and logits, each a feature × position map (`labels`:
+/// one per token, may be empty).
+std::vector<HeatmapData> heinsen_maps(const HeinsenStates& s, const std::vector<std::string>& labels,
+                                      const std::string& title);
+
+/// The position-offset view: head (layer, head)'s pooled pattern at Δ = 0 and at Δ.
+std::pair<HeatmapData, HeatmapData> offset_maps(const OffsetEffect& e, int64_t T, const std::string& title);
 
 }  // namespace poslens

@@ -94,6 +94,12 @@ at::Tensor js_divergence_rows(const at::Tensor& p, const at::Tensor& q) {
 
 PatternDivergence compute_pattern_divergence(const LoadedModel& a, const LoadedModel& b,
                                              const std::vector<int64_t>& ids, const Progress& progress) {
+  return compute_pattern_divergence(a, b, ids, progress, DivergencePasses{});
+}
+
+PatternDivergence compute_pattern_divergence(const LoadedModel& a, const LoadedModel& b,
+                                             const std::vector<int64_t>& ids, const Progress& progress,
+                                             const DivergencePasses& passes) {
   require_one_stack(a, "Pattern divergence");
   require_one_stack(b, "Pattern divergence");
   const auto &ca = a.model->config(), &cb = b.model->config();
@@ -108,9 +114,16 @@ PatternDivergence compute_pattern_divergence(const LoadedModel& a, const LoadedM
   ForwardOptions options;
   options.logits = LogitsReturned::None;
   KeepInputs kept;
-  a.model->forward(tokens, kept, progress.part(0.0, 0.4, "first model").layers(), options);
+  const auto with = [](HookSink& main, HookSink* extra) {
+    return extra ? SinkFanout({&main, extra}) : SinkFanout({&main});
+  };
+  auto first = with(kept, passes.a_extra);
+  a.model->forward(tokens, first, progress.part(0.0, 0.4, "first model").layers(), options);
   DivergenceSink sink(a, std::move(kept.layers), ca.n_heads, T);
-  b.model->forward(tokens, sink, progress.part(0.4, 0.6, "second model").layers(), options);
+  auto second = with(sink, passes.b_extra);
+  ForwardOptions shifted = options;
+  shifted.position_offset = passes.b_offset;
+  b.model->forward(tokens, second, progress.part(0.4, 0.6, "second model").layers(), shifted);
   return sink.result(T);
 }
 

@@ -15,6 +15,7 @@
 
 #include "analysis/progress.h"
 #include "core/runtime/checkpoint.h"
+#include "core/runtime/hook_sink.h"
 
 namespace poslens {
 
@@ -35,5 +36,17 @@ at::Tensor js_divergence_rows(const at::Tensor& p, const at::Tensor& q);
 PatternDivergence compute_pattern_divergence(const LoadedModel& a, const LoadedModel& b,
                                              const std::vector<int64_t>& ids,
                                              const Progress& progress = {});
+
+/// What else the two passes of a divergence run: `b_offset` is the second pass's position
+/// offset (ForwardOptions::position_offset; the position-offset intervention compares a model
+/// with itself shifted), `a_extra`/`b_extra` further sinks each pass feeds (may be null).
+struct DivergencePasses {
+  int64_t b_offset = 0;
+  HookSink* a_extra = nullptr;
+  HookSink* b_extra = nullptr;
+};
+PatternDivergence compute_pattern_divergence(const LoadedModel& a, const LoadedModel& b,
+                                             const std::vector<int64_t>& ids, const Progress& progress,
+                                             const DivergencePasses& passes);
 
 }  // namespace poslens

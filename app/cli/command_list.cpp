@@ -18,6 +18,9 @@ Command heads_command();
 Command massive_activations_command();
 Command frequency_usage_command();
 Command divergence_command();
+Command length_loss_command();
+Command heinsen_states_command();
+Command position_offset_command();
 Command sweep_command();
 Command merge_command();
 Command tokenize_command();
@@ -27,7 +30,8 @@ std::vector<Command> all_commands() {
           convert_command(),     train_command(),       eval_command(),
           probe_command(),       frequencies_command(), compare_command(),
           position_map_command(), heads_command(),      massive_activations_command(),
-          frequency_usage_command(), divergence_command(), sweep_command(),
+          frequency_usage_command(), divergence_command(), length_loss_command(),
+          position_offset_command(), heinsen_states_command(), sweep_command(),
           merge_command(),       tokenize_command()};
 }
 

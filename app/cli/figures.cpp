@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "widgets/curve_plot.h"
 #include "widgets/figure_export.h"
 #include "widgets/frequency_plot.h"
 #include "widgets/heatmap_view.h"
@@ -64,30 +65,54 @@ std::string name_of(const std::string& checkpoint) { return checkpoint; }
 #endif
 
 #ifdef POSLENS_CLI_FIGURES
-void write_side_by_side(const std::string& path, const HeatmapData& left, const HeatmapData& right) {
+void write_side_by_side(const std::string& path, const std::vector<HeatmapData>& maps) {
   ensure_application();
-  HeatmapView a, b;
-  for (HeatmapView* v : {&a, &b}) v->resize(1000, 950);
-  a.setHeatmap(left);
-  b.setHeatmap(right);
+  std::vector<std::unique_ptr<HeatmapView>> views;
+  std::vector<QCustomPlot*> plots;
+  std::string title;
+  for (const auto& map : maps) {
+    views.push_back(std::make_unique<HeatmapView>());
+    views.back()->resize(1000, 950);
+    views.back()->setHeatmap(map);
+    plots.push_back(views.back()->plot());
+    title += (title.empty() ? "" : " | ") + map.title;
+  }
   const QString file = QString::fromStdString(path);
   QString error;
   const bool png = figureFormatForPath(file) == FigureFormat::Png;
-  if (!exportPlotsSideBySide({a.plot(), b.plot()}, file, figureFormatForPath(file), png ? 1200 : 0,
-                             png ? 1100 : 0, QString::fromStdString(left.title + " | " + right.title),
-                             &error))
+  const int width = png ? 600 * static_cast<int>(std::max<size_t>(maps.size(), 2)) : 0;
+  if (!exportPlotsSideBySide(plots, file, figureFormatForPath(file), width, png ? 1100 : 0,
+                             QString::fromStdString(title), &error))
     throw Error(error.toStdString());
 }
 #else
-[[noreturn]] void write_side_by_side(const std::string&, const HeatmapData&, const HeatmapData&) {
-  unavailable();
-}
+[[noreturn]] void write_side_by_side(const std::string&, const std::vector<HeatmapData>&) { unavailable(); }
 #endif
 
 }  // namespace
 
 void write_map_pair_figure(const std::string& path, const HeatmapData& left, const HeatmapData& right) {
-  write_side_by_side(path, left, right);
+  write_side_by_side(path, {left, right});
+}
+
+void write_maps_figure(const std::string& path, const std::vector<HeatmapData>& maps) {
+  write_side_by_side(path, maps);
+}
+
+void write_curves_figure(const std::string& path, const CurveSet& curves) {
+#ifdef POSLENS_CLI_FIGURES
+  ensure_application();
+  CurvePlot plot;
+  plot.resize(1400, 700);
+  plot.setCurves(curves);
+  const QString file = QString::fromStdString(path);
+  QString error;
+  if (!plot.exportFigure(file, figureFormatForPath(file), &error, 1400, 700)) throw Error(error.toStdString());
+#else
+  (void)path;
+  (void)curves;
+  unavailable();
+#endif
 }
 
 void write_probe_figure(const std::string& path, const ProbeResult& probe,
@@ -125,7 +150,7 @@ void write_position_figure(const std::string& path, const at::Tensor& pattern,
     d.head = head;
     return d;
   };
-  write_side_by_side(path, map(pattern, "pattern"), map(position, "position only (" + method + ")"));
+  write_side_by_side(path, {map(pattern, "pattern"), map(position, "position only (" + method + ")")});
 }
 
 }  // namespace poslens::cli

@@ -6,6 +6,7 @@
 // saying so (the HDF5 output still has every number).
 #include <string>
 
+#include "analysis/curve_data.h"
 #include "analysis/heatmap_data.h"
 #include "analysis/position_map.h"
 #include "analysis/probe_compare.h"
@@ -36,5 +37,9 @@ void write_position_figure(const std::string& path, const at::Tensor& pattern,
 /// Two maps side by side (the frequency-usage and divergence figures: analysis_views.h), titled
 /// with both titles. Throws poslens::Error when writing fails.
 void write_map_pair_figure(const std::string& path, const HeatmapData& left, const HeatmapData& right);
+/// Maps side by side, any number (Heinsen's state, decay and logits).
+void write_maps_figure(const std::string& path, const std::vector<HeatmapData>& maps);
+/// Curves over one axis (widgets/curve_plot.h): the length-loss and massive-activation figures.
+void write_curves_figure(const std::string& path, const CurveSet& curves);
 
 }  // namespace poslens::cli

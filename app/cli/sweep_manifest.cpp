@@ -24,8 +24,9 @@ std::string resolved(const fs::path& base, const std::string& path) {
 }  // namespace
 
 const std::vector<std::string>& sweep_analyses() {
-  static const std::vector<std::string> names = {"probe", "frequencies", "heads", "massive-activations",
-                                                 "frequency-usage", "position-map", "run"};
+  static const std::vector<std::string> names = {
+      "probe",      "frequencies",   "heads",       "massive-activations", "frequency-usage", "divergence",
+      "length-loss", "position-offset", "heinsen-states", "position-map", "run"};
   return names;
 }
 

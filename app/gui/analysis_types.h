@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/curve_data.h"
 #include "analysis/heatmap_data.h"
 
 namespace poslens::gui {
@@ -19,12 +20,15 @@ struct AnalysisView {
   QString summary;     ///< one or two lines: the finding and where it came from
   QString provenance;  ///< checkpoint, weights SHA-256, file (when opened)
   HeatmapData left, right;  ///< the maps (empty for table results)
+  HeatmapData third;        ///< a third map beside them (Heinsen's logits), may be empty
+  CurveSet curves;          ///< curves (length loss, massive activations' magnitudes), may be empty
   QStringList table_header;
   std::vector<QStringList> table_rows;
   std::string csv;           ///< the same text as the CLI's --out x.csv
   QString file_stem;         ///< default export name
 
   bool has_maps() const { return !left.values.empty(); }
+  bool has_curves() const { return !curves.empty(); }
 };
 
 }  // namespace poslens::gui

@@ -51,6 +51,8 @@ class HeinsenEncoding : public PositionEncoding {
   InputTerm input_term(const at::Tensor& tok, const at::Tensor& positions) const override;
   bool has_input_term() const override { return true; }
   bool has_pe_state() const override { return true; }
+  /// The weights, for the analysis of the states (analysis/heinsen_states.h).
+  const HeinsenWeights& weights() const { return w_; }
 
  private:
   HeinsenWeights w_;

@@ -81,7 +81,7 @@ AttentionBlocking AttentionBlocking::from_environment() {
 LayerAttention::LayerAttention(const ModelConfig& config, const PositionEncoding& encoding,
                                const LayerAttentionInputs& in, int64_t head_begin,
                                int64_t head_count)
-    : config_(config), encoding_(encoding), layer_(in.layer) {
+    : config_(config), encoding_(encoding), layer_(in.layer), offset_(in.position_offset) {
   const int64_t H = config.n_heads, Hkv = config.n_kv_heads, dh = config.d_head;
   if (!in.q.defined() || in.q.dim() != 4 || in.q.size(1) != H || in.q.size(3) != dh ||
       in.q.size(2) < 1)
@@ -161,8 +161,8 @@ LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int6
 
   s.in.layer = layer_;
   s.in.head_begin = head_begin_;
-  s.in.q_pos = positions(q0, q1, device);
-  s.in.k_pos = positions(k0, k1, device);
+  s.in.q_pos = positions(q0 + offset_, q1 + offset_, device);
+  s.in.k_pos = positions(k0 + offset_, k1 + offset_, device);
   s.in.q_begin = q0;
   s.in.k_begin = k0;
   s.in.length = T_;
@@ -313,8 +313,8 @@ WholeAttention whole_attention(const ModelConfig& c, const PositionEncoding& enc
     a.v = v;
     a.scores = logits;
     a.allowed = allowed;
-    a.q_pos = positions(0, T, device);
-    a.k_pos = positions(0, T, device);
+    a.q_pos = positions(in.position_offset, in.position_offset + T, device);
+    a.k_pos = positions(in.position_offset, in.position_offset + T, device);
     a.length = T;
     a.scale = scale;
     a.causal = c.causal;

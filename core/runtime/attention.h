@@ -37,6 +37,9 @@ struct LayerAttentionInputs {
   /// Normalised block input [batch, pos, d_model]; only where the encoding's scores read it
   /// (CoPE sep-keys, PositionEncoding::scores_read_block_input).
   at::Tensor h;
+  /// Added to the query and key indices the encoding's score terms see
+  /// (ForwardOptions::position_offset); the mask reads the indices themselves.
+  int64_t position_offset = 0;
 };
 
 /// Which outputs a block computes.
@@ -137,6 +140,7 @@ class LayerAttention {
   const PositionEncoding& encoding_;
   int layer_;
   int64_t head_begin_, n_heads_, n_kv_, group_, T_, K_, B_, d_head_;  // T_ queries, K_ keys
+  int64_t offset_;  // LayerAttentionInputs::position_offset
   at::Tensor q_, k_, v_, h_;  // q_ [B, heads, T, dh]; k_, v_ [B, n_kv, T, dh]; contiguous
   double scale_;
   bool terms_, value_term_;

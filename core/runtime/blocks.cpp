@@ -108,6 +108,7 @@ at::Tensor attention(const Pass& p, int l, const Projections& w, const at::Tenso
 
   LayerAttentionInputs inputs{l, q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                               pe.scores_read_block_input() ? h : at::Tensor()};
+  inputs.position_offset = p.position_offset;
   // Maps are recomputed from these (the GUI): self-attention of a one-stack model only.
   if (p.stack == HookStack::Blocks && p.sink.wants_attention_inputs(l)) p.sink.attention_inputs(inputs);
   BlockRequest maps;

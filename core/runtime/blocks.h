@@ -20,12 +20,13 @@ struct Pass {
   const ModelConfig& config;
   const PositionEncoding& pe;
   HookSink& sink;
-  at::Tensor positions;       ///< int64 [T], 0..T-1, on the model's device
+  at::Tensor positions;       ///< int64 [T], Δ..Δ+T-1 (ForwardOptions::position_offset), on the model's device
   AttentionBlocking blocking; ///< every field resolved (no zeros left to defaults but mlp_rows)
   int64_t batch = 0, length = 0;
   /// Which stack's hooks these are (hook_points.h): Blocks, or an encoder–decoder model's
   /// Encoder / Decoder / Cross (the decoder's cross-attention, its own Pass).
   HookStack stack = HookStack::Blocks;
+  int64_t position_offset = 0;  ///< Δ: positions[0] (kept apart so no device read is needed)
 
   bool wants(HookKind kind, int layer) const { return sink.wants({kind, layer, stack}); }
   /// Hands a whole per-position tensor to the sink if it wants it.

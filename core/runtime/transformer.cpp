@@ -122,10 +122,17 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
   const AttentionBlocking block_sizes{blocking.query_rows ? blocking.query_rows : defaults.query_rows,
                                       blocking.key_chunk ? blocking.key_chunk : defaults.key_chunk,
                                       blocking.mlp_rows ? blocking.mlp_rows : defaults.mlp_rows};
-  const auto positions = [&](int64_t n) { return torch::arange(n, torch::dtype(torch::kLong).device(device())); };
+  if (options.position_offset < 0) throw Error("the position offset must be ≥ 0, got " + std::to_string(options.position_offset));
+  const int64_t offset = options.position_offset;
+  // Learned tables check only the length (no device read of the positions): a shifted input
+  // must fit the table too, asked here once (position_table throws past its end).
+  if (offset > 0 && position_->has_input_term()) position_->position_table(offset + T);
+  const auto positions = [&](int64_t n) {
+    return torch::arange(offset, offset + n, torch::dtype(torch::kLong).device(device()));
+  };
 
   if (!c.encoder_decoder()) {
-    const blocks::Pass pass{c, *position_, sink, positions(T), block_sizes, B, T};
+    const blocks::Pass pass{c, *position_, sink, positions(T), block_sizes, B, T, HookStack::Blocks, offset};
     sink.begin(B, T);
     auto x = blocks::embedding(pass, weights_, ids, token_types);
     for (int l = 0; l < c.n_layers; ++l) {
@@ -144,7 +151,7 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
   sink.begin(B, Td);
   const auto encoder_config = c.encoder_config();
   const blocks::Pass encoder{encoder_config, *encoder_position_, sink, positions(T), block_sizes, B, T,
-                             HookStack::Encoder};
+                             HookStack::Encoder, offset};
   auto memory = blocks::embedding(encoder, weights_, ids, {});
   for (int l = 0; l < c.n_encoder_layers; ++l) {
     memory = blocks::layer(encoder, l, weights_.encoder_layers[static_cast<size_t>(l)], memory);
@@ -154,9 +161,9 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
   encoder.emit(HookKind::LnFinal, -1, memory);
 
   const auto cross_config = c.cross_attention_config();
-  const blocks::Pass decoder{c, *position_, sink, positions(Td), block_sizes, B, Td, HookStack::Decoder};
+  const blocks::Pass decoder{c, *position_, sink, positions(Td), block_sizes, B, Td, HookStack::Decoder, offset};
   const blocks::Pass cross_pass{cross_config, *no_position_, sink, positions(Td), block_sizes, B, Td,
-                                HookStack::Cross};
+                                HookStack::Cross, offset};
   const blocks::Cross cross{cross_pass, memory};
   auto x = blocks::embedding(decoder, weights_, decoder_ids, {});
   for (int l = 0; l < c.n_layers; ++l) {

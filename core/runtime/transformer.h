@@ -46,6 +46,12 @@ struct ForwardOptions {
   /// An encoder–decoder model's decoder input, int64 [batch, pos >= 1] (the forward's `tokens`
   /// are the encoder's); undefined: [decoder_start_token_id]. The logits are the decoder's.
   at::Tensor decoder_tokens;
+  /// Position offset Δ (the length-generalisation intervention, docs/analyses.md): every
+  /// position index the encoding reads is p + Δ — absolute tables look up p + Δ, RoPE rotates by
+  /// (p + Δ)·θ_c, additive terms get query i + Δ and key j + Δ (relative ones are unchanged,
+  /// FIRE's normaliser max(i, L) is not). CoPE's contextual positions and the causal mask do not
+  /// depend on indices. Δ ≥ 0; a learned table throws past its end.
+  int64_t position_offset = 0;
 };
 
 /// The norm in front of a layer's q/k (Transformer::attention_input_norm).

@@ -8,9 +8,12 @@
 #include <cmath>
 
 #include "analysis/frequency_usage.h"
+#include "analysis/heinsen_states.h"
+#include "analysis/length_generalisation.h"
 #include "analysis/massive_activations.h"
 #include "analysis/pattern_divergence.h"
 #include "core/base/error.h"
+#include "core/position/heinsen.h"
 #include "core/runtime/capture_sink.h"
 #include "random_model.h"
 
@@ -170,6 +173,79 @@ TEST(PatternDivergence, RefusesModelsOfOtherShapes) {
   other.n_layers = 1;
   const auto b = loaded(other);
   EXPECT_THROW(compute_pattern_divergence(a, b, some_ids(5)), Error);
+}
+
+// The position-offset intervention (ForwardOptions::position_offset): relative encodings'
+// patterns do not move (RoPE up to float rounding of the larger angles), absolute ones' do.
+TEST(PositionOffset, RelativeEncodingsKeepTheirPatternsAbsoluteOnesDoNot) {
+  const auto ids = some_ids(23);
+  const auto js = [&](const char* components) {
+    const auto model = loaded(test::small_config(components));
+    const auto e = position_offset_effect(model, ids, 17, 1, 2, 8);
+    EXPECT_EQ(e.pattern.sizes(), e.shifted.sizes());
+    return e.divergence.per_head.max().item<double>();
+  };
+  EXPECT_LT(js(R"([{"type": "rope"}])"), 1e-9);
+  EXPECT_LT(js(R"([{"type": "alibi"}])"), 1e-12);
+  EXPECT_LT(js(R"([{"type": "t5", "num_buckets": 8, "max_distance": 12}])"), 1e-12);
+  EXPECT_LT(js(R"([{"type": "cope", "npos_max": 5}])"), 1e-12);
+  EXPECT_GT(js(R"([{"type": "sinusoidal"}])"), 1e-3);
+  EXPECT_GT(js(R"([{"type": "learned_absolute"}])"), 1e-3);
+  // A learned table ends at n_ctx = 64: 23 positions shifted by 50 do not fit.
+  const auto absolute = loaded(test::small_config(R"([{"type": "learned_absolute"}])"));
+  EXPECT_THROW(position_offset_effect(absolute, ids, 50, 0, 0, 8), Error);
+  EXPECT_THROW(position_offset_effect(absolute, ids, 1, 2, 0, 8), Error);  // no layer 2
+}
+
+TEST(LengthLoss, RopeScalingSpecsAndTheirFrequencies) {
+  EXPECT_EQ(rope_scaling_json("none", 128), "");
+  EXPECT_EQ(rope_scaling_json("linear:4", 128), R"({"factor":4.0,"rope_type":"linear"})");
+  EXPECT_NE(rope_scaling_json("llama3:8", 128).find(R"("original_max_position_embeddings":128)"), std::string::npos);
+  EXPECT_THROW(rope_scaling_json("linear", 128), Error);
+  EXPECT_THROW(rope_scaling_json("pi:4", 128), Error);
+  const auto model = test::random_model(test::small_config(R"([{"type": "rope"}])"));
+  const auto linear = with_rope_scaling(model, rope_scaling_json("linear:4", 64));
+  const auto theta = model.position_encoding().rotary_info(10)->theta;
+  EXPECT_TRUE(torch::allclose(linear->position_encoding().rotary_info(10)->theta, theta / 4));
+  const auto back = with_rope_scaling(*linear, "");
+  EXPECT_TRUE(torch::allclose(back->position_encoding().rotary_info(10)->theta, theta));
+  EXPECT_EQ(linear->weights().tok_embed.data_ptr(), model.weights().tok_embed.data_ptr()) << "weights shared";
+  EXPECT_THROW(with_rope_scaling(test::random_model(test::small_config(R"([{"type": "alibi"}])")), "{}"), Error);
+}
+
+// Streamed per-position loss against the cross-entropy of the whole logits of each window.
+TEST(LengthLoss, PerPositionLossIsTheMeanCrossEntropyOverWindows) {
+  const auto model = test::random_model(test::small_config(R"([{"type": "rope"}])"));
+  const auto ids = some_ids(40);
+  const int64_t T = 9, bos = 1;
+  const auto curve = per_position_loss(model, ids, T, 3, bos);
+  EXPECT_EQ(curve.windows, 3);
+  auto expected = torch::zeros({T - 1}, torch::kDouble);
+  c10::InferenceMode inference;
+  for (int64_t w = 0; w < 3; ++w) {
+    std::vector<int64_t> window = {bos};
+    window.insert(window.end(), ids.begin() + w * (T - 1), ids.begin() + (w + 1) * (T - 1));
+    const auto tokens = torch::tensor(window, torch::kLong).unsqueeze(0);
+    const auto logits = model.forward(tokens).to(torch::kDouble)[0];
+    const auto log_p = torch::log_softmax(logits.narrow(0, 0, T - 1), -1);
+    expected -= log_p.gather(1, tokens[0].narrow(0, 1, T - 1).unsqueeze(1)).squeeze(1);
+  }
+  EXPECT_TRUE(torch::allclose(curve.loss, expected / 3, 1e-5, 1e-6));
+  EXPECT_THROW(per_position_loss(model, ids, 50, 0, bos), Error);  // fewer tokens than a window
+  EXPECT_EQ(per_position_loss(model, ids, 9, 0, -1).windows, 40 / 9);  // no BOS: T tokens each
+}
+
+TEST(HeinsenStates, StatesFollowFromTheDecayAndLogits) {
+  const auto model = loaded(test::small_config(R"([{"type": "heinsen", "d_pe": 5}])"));
+  const auto s = compute_heinsen_states(model, some_ids(14));
+  EXPECT_EQ(s.state.sizes(), (std::vector<int64_t>{14, 5}));
+  EXPECT_EQ(s.decay.sizes(), s.state.sizes());
+  EXPECT_GE(s.decay.min().item<double>(), 0.0);
+  EXPECT_LE(s.decay.max().item<double>(), 1.0);
+  // s_i = log(p_i · exp(s_{i−1}) + exp(h_i)), s_0 = 0 — the sequential recurrence on what we report.
+  const auto again = heinsen_sequential(s.decay.log(), s.logits);
+  EXPECT_TRUE(torch::allclose(s.state, again, 1e-5, 1e-5));
+  EXPECT_THROW(compute_heinsen_states(loaded(test::small_config(R"([{"type": "rope"}])")), some_ids(4)), Error);
 }
 
 }  // namespace

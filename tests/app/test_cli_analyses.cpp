@@ -128,6 +128,58 @@ TEST(CliAnalyses, DivergenceBetweenTwoCheckpointsOfARun) {
   EXPECT_FALSE(std::filesystem::exists(dir / "x.h5"));
 }
 
+TEST(CliAnalyses, LengthLossOfTheRopeSeriesWithScalings) {
+  REQUIRE_CLI();
+  const auto dir = test::scratch_dir();
+  // Real text from the corpus the demo was trained on (Debian's fortunes), or a fixed paragraph.
+  std::string text;
+  for (int i = 0; i < 40; ++i)
+    text += "Q: What is the answer to the question of life? A: It depends on who asks, and when. ";
+  std::ofstream(dir / "text.txt") << text;
+  const auto series = demo("text-rope-series/step-001500");
+  auto r = cli("length-loss " + series + " " + demo("text-rope-series/step-000150") + " --text-file " +
+               q(dir / "text.txt") + " --length 256 --windows 3 --scaling none,linear:2,yarn:2 --out " +
+               q(dir / "l.h5") + " --figure " + q(dir / "l.png"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("T = 256 (L = 128)"));
+  EXPECT_THAT(r.output, HasSubstr("step-001500 · yarn:2:"));
+  const Hdf5Reader file((dir / "l.h5").string());
+  EXPECT_EQ(file.shape("/analysis/length_loss/loss"), (std::vector<int64_t>{6, 255}));
+  EXPECT_EQ(file.read_strings("/analysis/length_loss/curves").at(1), "step-001500 · linear:2");
+  EXPECT_EQ(file.int_attribute("/analysis/length_loss", "L"), 128);
+  const auto loss = file.read("/analysis/length_loss/loss");
+  // The trained checkpoint predicts its own training length's text better than an early one.
+  EXPECT_LT(loss[0].narrow(0, 0, 127).mean().item<double>(), loss[3].narrow(0, 0, 127).mean().item<double>());
+  EXPECT_GT(std::filesystem::file_size(dir / "l.png"), 1000u);
+  r = cli("length-loss " + series + " --text hello --scaling pi:4 --out " + q(dir / "x.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("expected none, linear:F, ntk:F, yarn:F or llama3:F"));
+  r = cli("length-loss " + series + " --text hello --out " + q(dir / "x.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("fewer than one window"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.h5"));
+}
+
+TEST(CliAnalyses, PositionOffsetLeavesRopeAndMovesAbsolute) {
+  REQUIRE_CLI();
+  const auto dir = test::scratch_dir();
+  auto r = cli("position-offset " + demo("text-rope-series/step-001500") +
+               " --text 'the cat sat on the mat' --offset 50 --layer 1 --head 1 --out " + q(dir / "o.h5") +
+               " --figure " + q(dir / "o.png"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Hdf5Reader rope((dir / "o.h5").string());
+  EXPECT_LT(rope.read("/analysis/position_offset/per_head").max().item<double>(), 1e-6);
+  EXPECT_EQ(rope.int_attribute("/analysis/position_offset", "offset"), 50);
+  r = cli("position-offset " + demo("flipflop-absolute") + " --text w1i0r1w0i1r0 --offset 50 --out " +
+          q(dir / "a.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Hdf5Reader absolute((dir / "a.h5").string());
+  EXPECT_GT(absolute.read("/analysis/position_offset/per_head").max().item<double>(), 1e-3);
+  r = cli("heinsen-states " + demo("flipflop-rope") + " --tokens 1,2,3 --out " + q(dir / "h.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("need a Heinsen position component"));
+}
+
 /// A manifest of the probe on three checkpoints of the demo series.
 std::filesystem::path write_manifest(const std::filesystem::path& dir, const std::string& items) {
   const auto path = dir / "manifest.json";

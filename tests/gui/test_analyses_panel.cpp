@@ -19,6 +19,8 @@
 #include "app/gui/main_window.h"
 #include "app/gui/panels/analyses_panel.h"
 #include "gui_test_util.h"
+#include "widgets/curve_plot.h"
+#include "widgets/figure_export.h"
 #include "widgets/heatmap_view.h"
 
 namespace poslens::gui {
@@ -125,7 +127,8 @@ TEST_F(AnalysesWindow, MassiveActivationsTableAndDivergenceMaps) {
   panel->run(AnalysesPanel::MassiveActivations);
   ASSERT_TRUE(finish(done, failed));
   EXPECT_EQ(panel->shown().kind, "massive-activations");
-  EXPECT_FALSE(panel->hasFigure()) << "a table";
+  EXPECT_TRUE(panel->hasFigure()) << "top-1/2/3 and median |h| per layer (Sun et al. Fig. 2)";
+  EXPECT_EQ(panel->shown().curves.names.size(), 4u);
   EXPECT_EQ(panel->table()->rowCount(), 2);
   EXPECT_EQ(panel->table()->horizontalHeaderItem(1)->text(), "top |h|");
   done.clear();
@@ -137,6 +140,38 @@ TEST_F(AnalysesWindow, MassiveActivationsTableAndDivergenceMaps) {
   EXPECT_EQ(v.left.cols, 2);
   EXPECT_GT(v.left.values[0], 0.0f);
   EXPECT_NE(v.provenance.indexOf("step-000150"), -1);
+}
+
+TEST_F(AnalysesWindow, LengthLossCurvesAndPositionOffsetMaps) {
+  open(demo("text-rope-series/step-001500"));
+  const auto dir = test::scratch_dir();
+  std::string text;
+  for (int i = 0; i < 30; ++i) text += "Q: Why is the sky blue? A: Because of the air and the light. ";
+  std::ofstream(dir / "text.txt") << text;
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->run(AnalysesPanel::LengthLoss, QString::fromStdString((dir / "text.txt").string()));
+  ASSERT_TRUE(finish(done, failed));
+  const auto& v = panel->shown();
+  EXPECT_EQ(v.kind, "length-loss");
+  ASSERT_EQ(v.curves.names.size(), 4u) << "none and three RoPE scalings";
+  EXPECT_EQ(v.curves.x.size(), 511u) << "T = 4·L = 512";
+  EXPECT_EQ(v.curves.markers.size(), 3u) << "L, 2L, 3L";
+  EXPECT_TRUE(panel->curvePlot()->isVisibleTo(panel->widget()));
+  QString error;
+  ASSERT_TRUE(panel->exportFigure(QString::fromStdString((dir / "l.svg").string()), FigureFormat::Svg, &error))
+      << error.toStdString();
+  done.clear();
+  panel->setOffset(40);
+  panel->run(AnalysesPanel::PositionOffset);
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().kind, "position-offset");
+  EXPECT_EQ(panel->shown().left.source_rows, panel->shown().right.source_rows);
+  EXPECT_NE(panel->shown().summary.indexOf("JS between the patterns"), -1);
+  done.clear();
+  panel->run(AnalysesPanel::HeinsenStates);  // a RoPE model: refused with one message
+  QString message;
+  ASSERT_FALSE(finish(done, failed, &message));
+  EXPECT_NE(message.indexOf("Heinsen position component"), -1) << message.toStdString();
 }
 
 TEST_F(AnalysesWindow, ForeignTruncatedAndOtherVersionFilesGetOneMessage) {

@@ -12,6 +12,9 @@
 #include "analysis/analysis_files.h"
 #include "analysis/analysis_views.h"
 #include "analysis/head_metrics.h"
+#include "analysis/length_generalisation.h"
+#include "analysis/rope_probe.h"
+#include "core/base/untrusted_json.h"
 #include "core/base/error.h"
 #include "core/formats/hdf5_reader.h"
 
@@ -77,6 +80,7 @@ AnalysisView massive_view(const MassiveActivations& m, const std::vector<std::st
                           "Sun et al. 2024).")
                   .arg(massive_layers)
                   .arg(m.top_values.size(0));
+  v.curves = massive_curves(m, name + "  largest |h| per layer");
   v.csv = massive_activations_csv(m, labels);
   v.file_stem = QStringLiteral("massive-activations-%1").arg(q(name));
   return v;
@@ -130,6 +134,67 @@ AnalysisView heads_view(const at::Tensor& values, const std::vector<std::string>
   return v;
 }
 
+AnalysisView length_view(const std::vector<LossCurve>& curves, int64_t L, const std::string& name) {
+  AnalysisView v;
+  v.kind = QStringLiteral("length-loss");
+  const int64_t T = curves.empty() ? 0 : curves[0].loss.size(0) + 1;
+  v.title = QObject::tr("Loss per position of %1, T = %2").arg(q(name)).arg(T);
+  v.curves = length_loss_curves(curves, L, name + "  loss per position, T = " + std::to_string(T));
+  QStringList parts;
+  for (const auto& c : curves) {
+    const int64_t inside = std::min<int64_t>(L > 0 ? L : T - 1, c.loss.size(0));
+    const double in = c.loss.narrow(0, 0, inside).mean().item<double>();
+    const double beyond = inside < c.loss.size(0) ? c.loss.narrow(0, inside, c.loss.size(0) - inside).mean().item<double>() : NAN;
+    parts << QObject::tr("%1: %2 nats within L, %3 beyond").arg(q(c.name)).arg(in, 0, 'f', 3).arg(beyond, 0, 'f', 3);
+  }
+  v.summary = parts.join(QStringLiteral("; "));
+  v.csv = length_loss_csv(curves);
+  v.file_stem = QStringLiteral("length-loss-%1").arg(q(name));
+  return v;
+}
+
+AnalysisView offset_view(const OffsetEffect& e, const std::vector<std::string>& labels, const std::string& name,
+                         const std::string& method) {
+  AnalysisView v;
+  v.kind = QStringLiteral("position-offset");
+  std::tie(v.left, v.right) = offset_maps(e, static_cast<int64_t>(labels.size()), name);
+  for (auto* map : {&v.left, &v.right}) {  // labels are per source position, pooled or not
+    if (static_cast<int64_t>(labels.size()) != map->source_rows) continue;
+    for (const auto& l : labels) map->row_labels.push_back(display_label(l));
+    map->col_labels = map->row_labels;
+  }
+  v.title = QObject::tr("Position offset Δ = %1 on %2").arg(e.offset).arg(q(name));
+  const auto flat = e.divergence.per_head.flatten();
+  v.summary = QObject::tr("JS between the patterns at 0 and Δ: mean %1, max %2 nats (%3; ≈ 0 means the "
+                          "model attends by relative position only).")
+                  .arg(flat.mean().item<double>(), 0, 'g', 3)
+                  .arg(flat.max().item<double>(), 0, 'g', 3)
+                  .arg(q(method));
+  v.csv = divergence_csv(e.divergence);
+  v.file_stem = QStringLiteral("position-offset-%1").arg(e.offset);
+  return v;
+}
+
+AnalysisView heinsen_view(const HeinsenStates& s, const std::vector<std::string>& labels, const std::string& name) {
+  AnalysisView v;
+  v.kind = QStringLiteral("heinsen-states");
+  auto maps = heinsen_maps(s, labels, name);
+  v.left = maps[0];
+  v.right = maps[1];
+  v.third = maps[2];
+  v.title = QObject::tr("Heinsen's position states of %1").arg(q(name));
+  const auto keep = s.decay.mean(0);
+  v.summary = QObject::tr("%1 features over %2 positions; mean decay p per feature from %3 to %4 "
+                          "(near 1: the state carries far back; near 0: it resets at each token).")
+                  .arg(s.state.size(1))
+                  .arg(s.state.size(0))
+                  .arg(keep.min().item<double>(), 0, 'g', 3)
+                  .arg(keep.max().item<double>(), 0, 'g', 3);
+  v.csv = heinsen_states_csv(s, labels);
+  v.file_stem = QStringLiteral("heinsen-states-%1").arg(q(name));
+  return v;
+}
+
 /// The input's labels of a file: /tokens/text, one per position of the first sequence.
 std::vector<std::string> file_labels(const Hdf5Reader& file) {
   return file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
@@ -169,6 +234,50 @@ Work divergence_job(const RunInput& input, const QString& checkpoint) {
     auto v = divergence_view(d, token_labels(first, ids), stem(first.path) + " vs " + stem(second.path));
     v.provenance = provenance(first.path, first.weights_sha256) + QObject::tr(" | ") +
                    provenance(second.path, second.weights_sha256);
+    return v;
+  };
+}
+
+Work length_loss_job(const QString& text_file, const QStringList& scalings) {
+  return [text_file, scalings](WorkerContext& ctx) -> std::any {
+    const auto& loaded = ctx.model();
+    if (!loaded.tokenizer) throw Error("the model has no tokenizer: " + loaded.tokenizer_note);
+    const int64_t L = training_length(loaded.model->config());
+    const auto ids = loaded.tokenizer->encode(read_small_file(text_file.toStdString(), 64u << 20), false);
+    std::vector<LossCurve> curves;
+    const auto n = static_cast<double>(scalings.size());
+    for (int s = 0; s < scalings.size(); ++s) {
+      const auto spec = scalings[s].toStdString();
+      const auto part = ctx.progress().part(s / n, 1.0 / n);
+      const auto scaled = spec == "none" ? nullptr : with_rope_scaling(*loaded.model, rope_scaling_json(spec, L));
+      auto curve = per_position_loss(scaled ? *scaled : *loaded.model, ids, 4 * L, 8,
+                                     loaded.model->config().bos_token_id, part);
+      curve.name = spec;
+      curves.push_back(std::move(curve));
+    }
+    auto v = length_view(curves, L, stem(loaded.path));
+    v.provenance = provenance(loaded.path, loaded.weights_sha256) + QObject::tr(" · text %1").arg(text_file);
+    return v;
+  };
+}
+
+Work position_offset_job(const RunInput& input, int64_t offset, int layer, int head) {
+  return [input, offset, layer, head](WorkerContext& ctx) -> std::any {
+    const auto& loaded = ctx.model();
+    const auto ids = input_ids(loaded, input);
+    const auto e = position_offset_effect(loaded, ids, offset, layer, head, 512, ctx.progress());
+    auto v = offset_view(e, token_labels(loaded, ids), stem(loaded.path), loaded.model->position_encoding().describe());
+    v.provenance = provenance(loaded.path, loaded.weights_sha256);
+    return v;
+  };
+}
+
+Work heinsen_states_job(const RunInput& input) {
+  return [input](WorkerContext& ctx) -> std::any {
+    const auto& loaded = ctx.model();
+    const auto ids = input_ids(loaded, input);
+    auto v = heinsen_view(compute_heinsen_states(loaded, ids), token_labels(loaded, ids), stem(loaded.path));
+    v.provenance = provenance(loaded.path, loaded.weights_sha256);
     return v;
   };
 }
@@ -213,6 +322,35 @@ Work open_analysis_job(const QString& path) {
         throw Error(path.toStdString() + ": divergence datasets of inconsistent shapes");
       const auto second = file.string_attribute("/analysis/divergence", "second_checkpoint");
       v = divergence_view(d, file_labels(file), name + " vs " + stem(second));
+    } else if (file.exists("/analysis/length_loss")) {
+      const auto loss = file.read("/analysis/length_loss/loss");
+      const auto names = file.read_strings("/analysis/length_loss/curves");
+      const auto windows = file.read("/analysis/length_loss/windows");
+      if (loss.dim() != 2 || loss.size(0) != static_cast<int64_t>(names.size()) || windows.numel() != loss.size(0))
+        throw Error(path.toStdString() + ": length_loss datasets of inconsistent shapes");
+      std::vector<LossCurve> curves;
+      for (int64_t c = 0; c < loss.size(0); ++c)
+        curves.push_back({names[static_cast<size_t>(c)], loss[c], windows[c].item<int64_t>()});
+      v = length_view(curves, file.int_attribute("/analysis/length_loss", "L"), name);
+    } else if (file.exists("/analysis/position_offset")) {
+      const std::string g = "/analysis/position_offset";
+      OffsetEffect e;
+      e.divergence = {file.read(g + "/per_head"), file.read(g + "/per_query")};
+      e.pattern = file.read(g + "/pattern").to(torch::kFloat32);
+      e.shifted = file.read(g + "/shifted").to(torch::kFloat32);
+      e.offset = file.int_attribute(g, "offset");
+      e.layer = static_cast<int>(file.int_attribute(g, "layer"));
+      e.head = static_cast<int>(file.int_attribute(g, "head"));
+      if (e.divergence.per_head.dim() != 2 || e.pattern.dim() != 2 || e.shifted.sizes() != e.pattern.sizes() ||
+          e.divergence.per_query.dim() != 2)
+        throw Error(path.toStdString() + ": position_offset datasets of inconsistent shapes");
+      v = offset_view(e, file_labels(file), name, "opened from a file");
+    } else if (file.exists("/analysis/heinsen")) {
+      HeinsenStates s{file.read("/analysis/heinsen/state"), file.read("/analysis/heinsen/decay"),
+                      file.read("/analysis/heinsen/logits")};
+      if (s.state.dim() != 2 || s.decay.sizes() != s.state.sizes() || s.logits.sizes() != s.state.sizes())
+        throw Error(path.toStdString() + ": heinsen datasets of inconsistent shapes");
+      v = heinsen_view(s, file_labels(file), name);
     } else if (file.exists("/analysis/heads/values")) {
       const auto values = file.read("/analysis/heads/values");
       const auto names = file.read_strings("/analysis/heads/metrics");
@@ -222,7 +360,7 @@ Work open_analysis_job(const QString& path) {
     } else {
       throw Error(path.toStdString() +
                   ": holds none of the analyses this panel shows (heads, massive-activations, "
-                  "frequency-usage, divergence); probe and compare files open in the Frequencies panel");
+                  "frequency-usage, divergence, length-loss, position-offset, heinsen-states)");
     }
     v.provenance = provenance(checkpoint, file.string_attribute("/", "weights_sha256"), path);
     return v;

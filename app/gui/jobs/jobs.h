@@ -45,6 +45,14 @@ Work massive_activations_job(const RunInput& input);
 /// The JS divergence between the open model's patterns and those of `checkpoint` (loaded for
 /// this job only) on `input` -> AnalysisView.
 Work divergence_job(const RunInput& input, const QString& checkpoint);
+/// The loss at each position of the text file `text_file` in windows of 4·L, with the RoPE
+/// scalings `scalings` (rope_scaling_json specs; "none" first) -> AnalysisView with curves.
+Work length_loss_job(const QString& text_file, const QStringList& scalings);
+/// Every position shifted by `offset`: JS per head against Δ = 0 on `input`, head (`layer`,
+/// `head`)'s two patterns side by side -> AnalysisView.
+Work position_offset_job(const RunInput& input, int64_t offset, int layer, int head);
+/// Heinsen's states, decay probabilities and logits on `input` -> AnalysisView (three maps).
+Work heinsen_states_job(const RunInput& input);
 /// An analysis file the CLI wrote (heads, massive-activations, frequency-usage, divergence),
 /// read without a model -> AnalysisView. Fails with a message naming the file for another
 /// version's, a truncated or a foreign file.

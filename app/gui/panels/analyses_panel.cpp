@@ -15,6 +15,7 @@
 
 #include "app/gui/jobs/jobs.h"
 #include "app/gui/session.h"
+#include "widgets/curve_plot.h"
 #include "widgets/figure_export.h"
 #include "widgets/heatmap_view.h"
 
@@ -28,12 +29,22 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   analysis_->setObjectName("analysisSelector");
   analysis_->addItems({tr("Frequency usage (mean ‖q⁽ᶜ⁾‖ per head and rotary component)"),
                        tr("Massive activations (largest residual entries per layer)"),
-                       tr("Attention divergence against another checkpoint…")});
+                       tr("Attention divergence against another checkpoint…"),
+                       tr("Length generalisation: loss per position of a text file up to 4·L…"),
+                       tr("Position offset: every position shifted by Δ (selected head's patterns)"),
+                       tr("Heinsen's position states, decay probabilities and logits")});
   analysis_->setToolTip(tr("Which analysis Run computes on the open model and the input text"));
   layer_ = new QSpinBox;
   layer_->setPrefix(tr("layer "));
   layer_->setRange(0, 0);
   layer_->setToolTip(tr("Frequency usage: the layer whose heads the left map shows"));
+  offset_ = new QSpinBox;
+  offset_->setPrefix(tr("Δ = "));
+  offset_->setRange(0, 1 << 20);
+  offset_->setValue(100);
+  offset_->setToolTip(tr("Position offset: added to every position index (absolute tables, RoPE angles, "
+                         "additive terms' indices)"));
+  offset_->setVisible(false);
   run_ = new QPushButton(tr("Run"));
   auto* open = new QPushButton(tr("Open file…"));
   open->setToolTip(tr("Show an analysis file poslens-cli wrote (heads, massive-activations, "
@@ -43,6 +54,7 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   export_->setEnabled(false);
   top->addWidget(analysis_, 1);
   top->addWidget(layer_);
+  top->addWidget(offset_);
   top->addWidget(run_);
   top->addWidget(open);
   top->addWidget(export_);
@@ -59,20 +71,34 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   maps_ = new QSplitter(Qt::Horizontal);
   left_ = new HeatmapView;
   right_ = new HeatmapView;
+  third_ = new HeatmapView;
   maps_->addWidget(left_);
   maps_->addWidget(right_);
+  maps_->addWidget(third_);
   table_ = new QTableWidget;
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setVisible(false);
+  curves_ = new CurvePlot;
+  curves_->setVisible(false);
+  layout->addWidget(curves_, 1);
   layout->addWidget(maps_, 1);
   layout->addWidget(table_, 1);
 
   connect(run_, &QPushButton::clicked, this, [this] {
     const auto chosen = static_cast<Analysis>(analysis_->currentIndex());
-    if (chosen != Divergence) return run(chosen);
-    const QString other = QFileDialog::getExistingDirectory(
-        widget_, tr("Checkpoint folder to compare with (same layers and heads)"));
-    if (!other.isEmpty()) run(Divergence, other);
+    if (chosen == Divergence) {
+      const QString other = QFileDialog::getExistingDirectory(
+          widget_, tr("Checkpoint folder to compare with (same layers and heads)"));
+      if (!other.isEmpty()) run(Divergence, other);
+      return;
+    }
+    if (chosen == LengthLoss) {
+      const QString text = QFileDialog::getOpenFileName(widget_, tr("Text to measure the loss on (real text)"),
+                                                        QStringLiteral("/usr/share/games/fortunes"));
+      if (!text.isEmpty()) run(LengthLoss, text);
+      return;
+    }
+    run(chosen);
   });
   connect(open, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(widget_, tr("Open analysis"), QString(),
@@ -80,10 +106,14 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
     if (!path.isEmpty()) openFile(path);
   });
   connect(export_, &QPushButton::clicked, this, &AnalysesPanel::exportDialog);
-  connect(analysis_, &QComboBox::currentIndexChanged, this,
-          [this](int index) { layer_->setVisible(index == FrequencyUsage); });
-  connect(&session, &Session::modelOpened, this,
-          [this](const ModelSummary& summary) { layer_->setRange(0, std::max(summary.n_layers - 1, 0)); });
+  connect(analysis_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    layer_->setVisible(index == FrequencyUsage);
+    offset_->setVisible(index == PositionOffset);
+  });
+  connect(&session, &Session::modelOpened, this, [this](const ModelSummary& summary) {
+    layer_->setRange(0, std::max(summary.n_layers - 1, 0));
+    rotary_ = summary.rotary;
+  });
 }
 
 void AnalysesPanel::run(Analysis analysis, const QString& other) {
@@ -93,6 +123,18 @@ void AnalysesPanel::run(Analysis analysis, const QString& other) {
     case FrequencyUsage: work = frequency_usage_job(session().input(), layer_->value()); break;
     case MassiveActivations: work = massive_activations_job(session().input()); break;
     case Divergence: work = divergence_job(session().input(), other); break;
+    case LengthLoss: {
+      QStringList scalings{QStringLiteral("none")};
+      if (rotary_) scalings << QStringLiteral("linear:4") << QStringLiteral("ntk:4") << QStringLiteral("yarn:4");
+      work = length_loss_job(other, scalings);
+      break;
+    }
+    case PositionOffset: {
+      const auto [layer, head] = session().selectedHead();
+      work = position_offset_job(session().input(), offset_->value(), std::max(layer, 0), std::max(head, 0));
+      break;
+    }
+    case HeinsenStates: work = heinsen_states_job(session().input()); break;
   }
   session().submit(QStringLiteral("analysis"), tr("%1…").arg(analysis_->itemText(analysis)), std::move(work),
                    [this](const std::any& result) { show(std::any_cast<AnalysisView>(result)); });
@@ -109,14 +151,20 @@ void AnalysesPanel::show(const AnalysisView& view) {
   summary_->setText(QStringLiteral("<b>%1</b> — %2").arg(view.title.toHtmlEscaped(), view.summary.toHtmlEscaped()));
   provenance_->setText(view.provenance);
   maps_->setVisible(view.has_maps());
-  table_->setVisible(!view.has_maps());
+  table_->setVisible(!view.table_rows.empty());
+  curves_->setVisible(view.has_curves());
+  if (view.has_curves()) curves_->setCurves(view.curves);
   if (view.has_maps()) {
     left_->setHeatmap(view.left);
     right_->setHeatmap(view.right);
+    third_->setVisible(!view.third.values.empty());
+    if (!view.third.values.empty()) third_->setHeatmap(view.third);
   } else {
     left_->clear();
     right_->clear();
-    table_->clear();
+  }
+  table_->clear();
+  if (!view.table_rows.empty()) {
     table_->setColumnCount(static_cast<int>(view.table_header.size()));
     table_->setHorizontalHeaderLabels(view.table_header);
     table_->setRowCount(static_cast<int>(view.table_rows.size()));
@@ -129,7 +177,9 @@ void AnalysesPanel::show(const AnalysisView& view) {
   emit figureChanged();
 }
 
-bool AnalysesPanel::hasFigure() const { return shown_.has_maps(); }
+void AnalysesPanel::setOffset(int offset) { offset_->setValue(offset); }
+
+bool AnalysesPanel::hasFigure() const { return shown_.has_maps() || shown_.has_curves(); }
 
 bool AnalysesPanel::exportFigure(const QString& path, FigureFormat format, QString* error) {
   if (!hasFigure()) {
@@ -137,7 +187,10 @@ bool AnalysesPanel::exportFigure(const QString& path, FigureFormat format, QStri
     return false;
   }
   const bool png = format == FigureFormat::Png;
-  return exportPlotsSideBySide({left_->plot(), right_->plot()}, path, format, png ? 1400 : 0, png ? 900 : 0,
+  if (!shown_.has_maps()) return curves_->exportFigure(path, format, error, png ? 1400 : 0, png ? 700 : 0);
+  std::vector<QCustomPlot*> plots = {left_->plot(), right_->plot()};
+  if (!shown_.third.values.empty()) plots.push_back(third_->plot());
+  return exportPlotsSideBySide(plots, path, format, png ? 700 * static_cast<int>(plots.size()) : 0, png ? 900 : 0,
                                shown_.title, error);
 }
 

@@ -15,6 +15,7 @@ class QSplitter;
 class QTableWidget;
 
 namespace poslens {
+class CurvePlot;
 class HeatmapView;
 }
 
@@ -23,7 +24,8 @@ namespace poslens::gui {
 class AnalysesPanel : public Panel {
   Q_OBJECT
  public:
-  enum Analysis { FrequencyUsage = 0, MassiveActivations = 1, Divergence = 2 };
+  enum Analysis { FrequencyUsage = 0, MassiveActivations = 1, Divergence = 2, LengthLoss = 3, PositionOffset = 4,
+                  HeinsenStates = 5 };
 
   explicit AnalysesPanel(Session& session);
   QString title() const override { return tr("Analyses"); }
@@ -36,12 +38,16 @@ class AnalysesPanel : public Panel {
   /// Writes the shown result's CSV (the same text as the CLI's) atomically.
   bool exportCsv(const QString& path, QString* error) const;
 
-  /// Runs `analysis` on the session's model and input; Divergence compares with `other`.
+  /// Runs `analysis` on the session's model and input; Divergence compares with the checkpoint
+  /// `other`, LengthLoss reads the text file `other`.
   void run(Analysis analysis, const QString& other = {});
   /// Shows the analysis file at `path` (the CLI's HDF5), read on the worker.
   void openFile(const QString& path);
   const AnalysisView& shown() const { return shown_; }
   HeatmapView* leftView() const { return left_; }
+  CurvePlot* curvePlot() const { return curves_; }
+  /// Position offset: Δ.
+  void setOffset(int offset);
   QTableWidget* table() const { return table_; }
 
  private:
@@ -51,6 +57,8 @@ class AnalysesPanel : public Panel {
   QWidget* widget_ = nullptr;
   QComboBox* analysis_ = nullptr;
   QSpinBox* layer_ = nullptr;
+  QSpinBox* offset_ = nullptr;  ///< Position offset: Δ
+  bool rotary_ = false;         ///< the open model rotates q and k (RoPE scalings apply)
   QPushButton* run_ = nullptr;
   QPushButton* export_ = nullptr;
   QLabel* summary_ = nullptr;
@@ -58,7 +66,9 @@ class AnalysesPanel : public Panel {
   QSplitter* maps_ = nullptr;
   HeatmapView* left_ = nullptr;
   HeatmapView* right_ = nullptr;
+  HeatmapView* third_ = nullptr;
   QTableWidget* table_ = nullptr;
+  CurvePlot* curves_ = nullptr;
   AnalysisView shown_;
 };
 

@@ -1,0 +1,135 @@
+#include "analysis/length_generalisation.h"
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/error.h"
+#include "core/runtime/sinks.h"
+#include "core/runtime/transformer.h"
+
+namespace poslens {
+namespace {
+
+/// Sums −ln p(next token) per position from the logits as they stream in chunks.
+class NextTokenLoss : public HookSink {
+ public:
+  NextTokenLoss(at::Tensor targets, at::Tensor& sums) : targets_(std::move(targets)), sums_(sums) {}
+  bool wants(const HookPoint& point) const override { return point.kind == HookKind::Logits; }
+  void tensor(const HookPoint&, const at::Tensor& logits, int64_t pos_begin) override {
+    // Positions [pos_begin, pos_begin + n) predict targets [pos_begin, …); the last has none.
+    const int64_t n = std::min(logits.size(1), targets_.size(0) - pos_begin);
+    if (n <= 0) return;
+    const auto log_p = torch::log_softmax(logits[0].narrow(0, 0, n).to(torch::kFloat32), -1);
+    const auto target = targets_.narrow(0, pos_begin, n).to(log_p.device()).unsqueeze(1);
+    sums_.narrow(0, pos_begin, n) -= log_p.gather(1, target).squeeze(1).to(torch::kCPU, torch::kDouble);
+  }
+
+ private:
+  at::Tensor targets_;
+  at::Tensor& sums_;
+};
+
+}  // namespace
+
+std::string rope_scaling_json(const std::string& spec, int64_t L) {
+  if (spec == "none" || spec.empty()) return "";
+  const auto colon = spec.find(':');
+  const std::string type = spec.substr(0, colon);
+  double factor = 0;
+  try {
+    factor = colon == std::string::npos ? 0 : std::stod(spec.substr(colon + 1));
+  } catch (const std::exception&) {
+  }
+  if (!(factor > 0))
+    throw Error("RoPE scaling '" + spec + "': give a factor > 0, e.g. " + type + ":4");
+  nlohmann::json j;
+  if (type == "linear") {
+    j = {{"rope_type", "linear"}, {"factor", factor}};
+  } else if (type == "ntk") {
+    j = {{"rope_type", "dynamic"}, {"factor", factor}};
+  } else if (type == "yarn") {
+    j = {{"rope_type", "yarn"}, {"factor", factor}};
+  } else if (type == "llama3") {
+    j = {{"rope_type", "llama3"}, {"factor", factor}, {"original_max_position_embeddings", L},
+         {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0}};
+  } else {
+    throw Error("RoPE scaling '" + spec + "': expected none, linear:F, ntk:F, yarn:F or llama3:F");
+  }
+  return j.dump();
+}
+
+std::unique_ptr<Transformer> with_rope_scaling(const Transformer& model, const std::string& scaling_json) {
+  ModelConfig config = model.config();
+  bool found = false;
+  for (auto& component : config.pe_components) {
+    if (component.type != "rope") continue;
+    auto params = nlohmann::json::parse(component.params_json);
+    if (scaling_json.empty())
+      params.erase("rope_scaling");
+    else
+      params["rope_scaling"] = nlohmann::json::parse(scaling_json);
+    component.params_json = params.dump();
+    found = true;
+  }
+  if (!found)
+    throw Error("RoPE scaling applies to RoPE components; this model's position encoding is " +
+                model.position_encoding().describe());
+  return std::make_unique<Transformer>(std::move(config), model.weights());
+}
+
+LossCurve per_position_loss(const Transformer& model, const std::vector<int64_t>& ids, int64_t T,
+                            int64_t max_windows, int64_t bos, const Progress& progress) {
+  if (T < 2) throw Error("per-position loss needs windows of at least 2 tokens, got " + std::to_string(T));
+  const int64_t text_per_window = bos >= 0 ? T - 1 : T;
+  int64_t windows = static_cast<int64_t>(ids.size()) / text_per_window;
+  if (max_windows > 0) windows = std::min(windows, max_windows);
+  if (windows < 1)
+    throw Error("the text has " + std::to_string(ids.size()) + " tokens, fewer than one window of " +
+                std::to_string(T) + " (give a longer text or a shorter --length)");
+  LossCurve curve;
+  curve.loss = torch::zeros({T - 1}, torch::kDouble);
+  curve.windows = windows;
+  c10::InferenceMode inference;
+  ForwardOptions options;
+  options.logits = LogitsReturned::None;
+  for (int64_t w = 0; w < windows; ++w) {
+    std::vector<int64_t> window;
+    if (bos >= 0) window.push_back(bos);
+    const auto begin = ids.begin() + w * text_per_window;
+    window.insert(window.end(), begin, begin + text_per_window);
+    const auto tokens = torch::tensor(window, torch::kLong);
+    NextTokenLoss sink(tokens.narrow(0, 1, T - 1), curve.loss);
+    model.forward(tokens.unsqueeze(0), sink, {}, options);
+    progress.step(w + 1, windows);
+  }
+  curve.loss /= static_cast<double>(windows);
+  return curve;
+}
+
+OffsetEffect position_offset_effect(const LoadedModel& model, const std::vector<int64_t>& ids, int64_t offset,
+                                    int layer, int head, int64_t cells, const Progress& progress) {
+  const auto& c = model.model->config();
+  if (offset < 0) throw Error("the position offset must be ≥ 0, got " + std::to_string(offset));
+  if (layer < 0 || layer >= c.n_layers || head < 0 || head >= c.n_heads)
+    throw Error("the model has " + std::to_string(c.n_layers) + " layers of " + std::to_string(c.n_heads) +
+                " heads, got layer " + std::to_string(layer) + " head " + std::to_string(head));
+  const HookPoint point{HookKind::Pattern, layer};
+  const CaptureSpec spec({point.name()});
+  const HeadSelection selection = {{layer, head}};
+  PooledMapSink before(spec, cells, selection), after(spec, cells, selection);
+  OffsetEffect out;
+  out.offset = offset;
+  out.layer = layer;
+  out.head = head;
+  DivergencePasses passes;
+  passes.b_offset = offset;
+  passes.a_extra = &before;
+  passes.b_extra = &after;
+  out.divergence = compute_pattern_divergence(model, model, ids, progress, passes);
+  out.pattern = before.maps().at(0).second[0][0];
+  out.shifted = after.maps().at(0).second[0][0];
+  return out;
+}
+
+}  // namespace poslens
