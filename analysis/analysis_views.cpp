@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -88,20 +89,38 @@ std::pair<HeatmapData, HeatmapData> divergence_maps(const PatternDivergence& d,
   return {heads, queries};
 }
 
-CurveSet length_loss_curves(const std::vector<LossCurve>& curves, int64_t L, const std::string& title) {
+CurveSet length_loss_curves(const std::vector<LossCurve>& curves, int64_t L, const std::string& title,
+                            int64_t smooth) {
   CurveSet set;
-  set.title = title;
-  set.x_label = "position";
-  set.y_label = "loss (nats), mean over windows";
   int64_t T = 0;
   for (const auto& c : curves) T = std::max<int64_t>(T, c.loss.size(0));
+  if (smooth <= 0) smooth = std::max<int64_t>(1, T / 64);
+  set.title = title + (smooth > 1 ? " (moving mean over " + std::to_string(smooth) + " positions)" : "");
+  set.x_label = "position";
+  set.y_label = "loss (nats), mean over windows";
   for (int64_t i = 0; i < T; ++i) set.x.push_back(static_cast<double>(i));
+  std::vector<std::string> checkpoints, scalings;
+  const auto index_of = [](std::vector<std::string>& seen, const std::string& key) {
+    const auto it = std::find(seen.begin(), seen.end(), key);
+    if (it != seen.end()) return static_cast<int>(it - seen.begin());
+    seen.push_back(key);
+    return static_cast<int>(seen.size()) - 1;
+  };
   for (const auto& c : curves) {
     const auto loss = c.loss.to(torch::kDouble).contiguous();
-    std::vector<double> y(loss.data_ptr<double>(), loss.data_ptr<double>() + loss.numel());
-    y.resize(static_cast<size_t>(T), NAN);
+    const double* raw = loss.data_ptr<double>();
+    std::vector<double> y(static_cast<size_t>(T), NAN);
+    double sum = 0;
+    for (int64_t i = 0; i < loss.numel(); ++i) {  // trailing moving mean
+      sum += raw[i];
+      if (i >= smooth) sum -= raw[i - smooth];
+      y[static_cast<size_t>(i)] = sum / static_cast<double>(std::min(i + 1, smooth));
+    }
     set.names.push_back(c.name + " (" + std::to_string(c.windows) + " windows)");
     set.y.push_back(std::move(y));
+    const auto dot = c.name.find(" · ");
+    set.dash.push_back(index_of(checkpoints, c.name.substr(0, dot)));
+    set.colour.push_back(index_of(scalings, dot == std::string::npos ? "none" : c.name.substr(dot + 3)));
   }
   if (L > 0)
     for (int64_t k = 1; k * L < T; ++k)

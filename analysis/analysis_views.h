@@ -28,8 +28,12 @@ std::pair<HeatmapData, HeatmapData> divergence_maps(const PatternDivergence& d,
                                                     const std::vector<std::string>& labels,
                                                     const std::string& title);
 
-/// The loss curves against position with L, 2L, … marked (L ≤ 0: no markers).
-CurveSet length_loss_curves(const std::vector<LossCurve>& curves, int64_t L, const std::string& title);
+/// The loss curves against position with L, 2L, … marked (L ≤ 0: no markers), each drawn as its
+/// moving mean over `smooth` positions (trailing; 0: max(1, T/64)) — per-position loss of a few
+/// windows is noisy; the files keep every position. Curves of one checkpoint share a dash,
+/// curves of one scaling (the text after " · ") a colour.
+CurveSet length_loss_curves(const std::vector<LossCurve>& curves, int64_t L, const std::string& title,
+                            int64_t smooth = 0);
 
 /// Sun et al.'s Fig. 2: the top-1, top-2 and top-3 |h| and the median |h| against layer, log y.
 CurveSet massive_curves(const MassiveActivations& m, const std::string& title);

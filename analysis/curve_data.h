@@ -16,6 +16,9 @@ struct CurveSet {
   /// Vertical lines at x with a label (the training length L, 2L, …).
   std::vector<std::pair<double, std::string>> markers;
   bool log_y = false;                       ///< logarithmic y axis (magnitudes)
+  /// Optional per curve: colour and dash pattern indices (default: colour = curve index, solid),
+  /// so curves of one group share a colour or a dash.
+  std::vector<int> colour, dash;
 
   bool empty() const { return y.empty() || x.empty(); }
 };

@@ -53,7 +53,10 @@ void CurvePlot::setCurves(const CurveSet& curves) {
     for (auto& v : y)
       if (!std::isfinite(v) || (curves.log_y && v <= 0)) v = std::nan("");  // gaps
     g->setData(x, y, true);
-    g->setPen(QPen(colour(static_cast<int>(c)), 1.6));
+    const int hue = c < curves.colour.size() ? curves.colour[c] : static_cast<int>(c);
+    const int dash = c < curves.dash.size() ? curves.dash[c] : 0;
+    static const Qt::PenStyle styles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine};
+    g->setPen(QPen(colour(hue), 1.6, styles[dash % 4]));
     g->setName(c < curves.names.size() ? QString::fromStdString(curves.names[c]) : QString());
   }
   plot_->legend->setVisible(curves.y.size() > 1);

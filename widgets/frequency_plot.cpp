@@ -362,7 +362,7 @@ void FrequencyPlot::drawVaf() {
 
 void FrequencyPlot::drawMarkers(QCPAxis* x, QCPAxis* y) {
   if (curves_.L < 1) return;  // no training length: no landmarks
-  // A vertical dotted line between components with its label near the top.
+  // A vertical dotted line between components, its label ending at the line (left of it).
   const auto line = [&](double at, const QColor& colour, const QString& text, double label_y) {
     auto* l = new QCPItemStraightLine(plot_);
     l->setClipAxisRect(vaf_rect_);
@@ -380,21 +380,42 @@ void FrequencyPlot::drawMarkers(QCPAxis* x, QCPAxis* y) {
     label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
     label->position->setAxisRect(vaf_rect_);
     label->position->setCoords(at, label_y);
-    label->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+    label->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
     label->setText(text);
     label->setColor(colour);
     label->setFont(QFont(font().family(), 8));
   };
-  // YaRN's ramp: the components that turn 1 to 32 times within L.
+  // YaRN's ramp: the components that turn 1 to 32 times within L, shaded (it ends where the
+  // critical dimension begins: both are "one turn within L").
   const auto yarn = yarn_correction_range(curves_.theta, curves_.L);
   if (!yarn.empty()) {
-    line(yarn.first - 0.5, kYarn, QStringLiteral(" YaRN ramp from here (32 turns in L)"), 0.10);
-    line(yarn.last + 0.5, kYarn, QStringLiteral(" to here (1 turn)"), 0.16);
+    auto* band = new QCPItemRect(plot_);
+    band->setClipAxisRect(vaf_rect_);
+    band->setLayer(QStringLiteral("background"));
+    for (auto* p : {band->topLeft, band->bottomRight}) {
+      p->setAxes(x, y);
+      p->setTypeY(QCPItemPosition::ptAxisRectRatio);
+      p->setAxisRect(vaf_rect_);
+    }
+    band->topLeft->setCoords(yarn.first - 0.5, 0);
+    band->bottomRight->setCoords(yarn.last + 0.5, 1);
+    band->setPen(Qt::NoPen);
+    band->setBrush(QColor(kYarn.red(), kYarn.green(), kYarn.blue(), 28));
+    auto* label = new QCPItemText(plot_);
+    label->setClipAxisRect(vaf_rect_);
+    label->position->setAxes(x, y);
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setAxisRect(vaf_rect_);
+    label->position->setCoords((yarn.first + yarn.last) / 2.0, 0.20);
+    label->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);
+    label->setText(QStringLiteral("YaRN ramp\n(1–32 turns in L)"));
+    label->setColor(kYarn);
+    label->setFont(QFont(font().family(), 8));
   }
   // Liu et al.'s critical dimension: the components from it on never complete a period in L.
   const int64_t critical = critical_component(curves_.theta, curves_.L);
   if (critical > 0 && critical < curves_.n_components())
-    line(critical - 0.5, kCritical, QStringLiteral(" critical dim. d_extra = %1 (Liu et al.)").arg(2 * critical), 0.04);
+    line(critical - 0.5, kCritical, QStringLiteral("critical d_extra = %1 ").arg(2 * critical), 0.10);
 }
 
 void FrequencyPlot::drawSeries() {
