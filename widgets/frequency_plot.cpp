@@ -119,6 +119,11 @@ void FrequencyPlot::setSeries(const VafSeries& series,
   rebuild();
 }
 
+void FrequencyPlot::setDifference(bool on) {
+  difference_ = on;
+  rebuild();
+}
+
 void FrequencyPlot::setXAxis(XAxis axis) {
   x_axis_ = axis;
   rebuild();
@@ -198,15 +203,24 @@ void FrequencyPlot::drawCurves() {
     return g;
   };
 
+  // Difference view: every checkpoint's overall curve minus the first checkpoint's.
+  const bool differences = difference_ && !checkpoint_curves_.empty() && checkpoint_curves_[0].T == T;
+  const auto minus_first = [&](const std::vector<double>& values) {
+    if (!differences) return values;
+    std::vector<double> out(values);
+    for (size_t k = 0; k < out.size(); ++k) out[k] -= checkpoint_curves_[0].scores[k];
+    return out;
+  };
+  if (differences) y->setLabel(QStringLiteral("logit − first checkpoint's"));
   // The series' checkpoints, light (early) to dark (late); the last one is `curves_` itself.
   const size_t n_ckpt = checkpoint_curves_.size();
-  for (size_t i = 0; i + 1 < n_ckpt; ++i) {
+  for (size_t i = differences ? 1 : 0; i + 1 < n_ckpt; ++i) {
     const auto& other = checkpoint_curves_[i];
     if (other.T != T) continue;
     const int grey = 215 - static_cast<int>(140.0 * i / std::max<size_t>(n_ckpt - 1, 1));
     const bool labelled = i == 0 || i + 2 == n_ckpt;
     const int64_t step = i < series_.steps.size() ? series_.steps[i] : -1;
-    QCPGraph* g = add_graph(other.scores, QPen(QColor(grey, grey, 255), 1.0),
+    QCPGraph* g = add_graph(minus_first(other.scores), QPen(QColor(grey, grey, 255), 1.0),
                             step >= 0 ? QStringLiteral("overall at step %1").arg(step)
                                       : QStringLiteral("overall, checkpoint %1").arg(i),
                             keys);
@@ -220,7 +234,7 @@ void FrequencyPlot::drawCurves() {
     add_graph(overlay_.scores, QPen(QColor(120, 120, 120), 2, Qt::DashLine),
               QStringLiteral("overall at T=%1 (extrapolation)").arg(overlay_.T), xs);
   }
-  for (int c : shown_) {
+  for (int c : differences ? std::vector<int>{} : shown_) {
     const bool active = c < static_cast<int>(curves_.activated.size()) && curves_.activated[c];
     add_graph(curves_.components[static_cast<size_t>(c)],
               QPen(componentColor(c), active ? 2.0 : 1.2),
@@ -234,9 +248,10 @@ void FrequencyPlot::drawCurves() {
       any_active = true;
       for (int64_t k = 0; k < T; ++k) active_sum[k] += curves_.components[c][k];
     }
-  if (any_active)
+  if (any_active && !differences)
     add_graph(active_sum, QPen(kActivated, 2, Qt::DashLine), QStringLiteral("activated sum"), keys);
-  add_graph(curves_.scores, QPen(Qt::black, 2.5), QStringLiteral("overall"), keys);
+  add_graph(minus_first(curves_.scores), QPen(Qt::black, 2.5),
+            differences ? QStringLiteral("overall − first checkpoint's") : QStringLiteral("overall"), keys);
 
   // Training length L, when the curves or the overlay reach past it.
   const int64_t reach = std::max(T, overlay_.empty() ? int64_t{0} : overlay_.T);
@@ -424,7 +439,8 @@ void FrequencyPlot::drawSeries() {
   const bool have_steps = std::all_of(series_.steps.begin(), series_.steps.end(),
                                       [](int64_t s) { return s >= 0; });
   x->setLabel(have_steps ? QStringLiteral("training step") : QStringLiteral("checkpoint"));
-  y->setLabel(QStringLiteral("VAF (%) per component"));
+  const bool differences = difference_ && !series_.vaf.empty();
+  y->setLabel(differences ? QStringLiteral("VAF − first checkpoint's (points)") : QStringLiteral("VAF (%) per component"));
   QVector<double> xs;
   for (size_t i = 0; i < series_.vaf.size(); ++i)
     xs.push_back(have_steps ? static_cast<double>(series_.steps[i]) : static_cast<double>(i));
@@ -432,7 +448,10 @@ void FrequencyPlot::drawSeries() {
   const int n = static_cast<int>(series_.theta.size());
   for (int c = 0; c < n; ++c) {
     QVector<double> ys;
-    for (const auto& row : series_.vaf) ys.push_back(c < static_cast<int>(row.size()) ? row[c] : qQNaN());
+    for (const auto& row : series_.vaf) {
+      const double first = differences && c < static_cast<int>(series_.vaf[0].size()) ? series_.vaf[0][c] : 0.0;
+      ys.push_back(c < static_cast<int>(row.size()) ? row[c] - first : qQNaN());
+    }
     QCPGraph* g = plot_->addGraph(x, y);
     g->setData(xs, ys);
     const bool active = c < static_cast<int>(series_.activated.size()) && series_.activated[c];

@@ -43,6 +43,10 @@ class FrequencyPlot : public QWidget {
   /// thin under the curves, light to dark with training step.
   void setSeries(const VafSeries& series, const std::vector<FrequencyCurves>& checkpoint_curves = {});
   void setXAxis(XAxis axis);
+  /// With a series: draw each checkpoint's overall curve and VAF as its difference from the
+  /// first checkpoint's (components and their sum are hidden then: they are not differences).
+  void setDifference(bool on);
+  bool difference() const { return difference_; }
   /// Components drawn as curves (indices; out-of-range ones are ignored).
   void setShownComponents(const std::vector<int>& components);
   /// The activated components plus the three with the highest VAF.
@@ -87,6 +91,7 @@ class FrequencyPlot : public QWidget {
   std::vector<FrequencyCurves> checkpoint_curves_;
   XAxis x_axis_ = XAxis::Position;
   std::vector<int> shown_;
+  bool difference_ = false;
 };
 
 }  // namespace poslens

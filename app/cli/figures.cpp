@@ -36,13 +36,14 @@ void ensure_application() {
 
 void write(const std::string& path, const FrequencyCurves& curves, const VafSeries& series,
            const std::vector<FrequencyCurves>& checkpoint_curves = {},
-           const FrequencyCurves& overlay = {}) {
+           const FrequencyCurves& overlay = {}, bool difference = false) {
   ensure_application();
   FrequencyPlot plot;
   plot.resize(1500, 700);
   plot.setCurves(curves);
   plot.setOverlay(overlay);
   plot.setSeries(series, checkpoint_curves);
+  plot.setDifference(difference);
   const QString file = QString::fromStdString(path);
   QString error;
   if (!plot.exportFigure(file, figureFormatForPath(file), &error, 1500, 700))
@@ -58,7 +59,7 @@ std::string name_of(const std::string& checkpoint) {
               "unavailable; the HDF5 output has every number");
 }
 [[noreturn]] void write(const std::string&, const FrequencyCurves&, const VafSeries&,
-                        const std::vector<FrequencyCurves>& = {}, const FrequencyCurves& = {}) {
+                        const std::vector<FrequencyCurves>& = {}, const FrequencyCurves& = {}, bool = false) {
   unavailable();
 }
 std::string name_of(const std::string& checkpoint) { return checkpoint; }
@@ -127,11 +128,11 @@ void write_frequencies_figure(const std::string& path, const TextDecomposition& 
   write(path, text_curves(d, 0, name_of(checkpoint)), {});
 }
 
-void write_compare_figure(const std::string& path, const CompareResult& compare) {
+void write_compare_figure(const std::string& path, const CompareResult& compare, bool difference) {
   std::vector<FrequencyCurves> each;
   for (size_t i = 0; i < compare.probes.size(); ++i)
     each.push_back(probe_curves(compare.probes[i], 0, -1, name_of(compare.names[i])));
-  write(path, each.back(), compare_series(compare, 0), each);
+  write(path, each.back(), compare_series(compare, 0), each, {}, difference);
 }
 
 void write_position_figure(const std::string& path, const at::Tensor& pattern,

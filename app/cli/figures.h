@@ -23,8 +23,9 @@ void write_probe_figure(const std::string& path, const ProbeResult& probe,
 /// The first head's last-query curves of the decomposition, VAF over its whole map.
 void write_frequencies_figure(const std::string& path, const TextDecomposition& d,
                               const std::string& checkpoint);
-/// VAF against step for layer 0 with the last checkpoint's curves over every checkpoint's.
-void write_compare_figure(const std::string& path, const CompareResult& compare);
+/// VAF against step for layer 0 with the last checkpoint's curves over every checkpoint's;
+/// `difference`: every curve and VAF minus the first checkpoint's (FrequencyPlot::setDifference).
+void write_compare_figure(const std::string& path, const CompareResult& compare, bool difference = false);
 
 /// Head (`layer`, `head`)'s pattern and position-only map side by side, as the Position map
 /// panel shows them: `pattern` and `position` max-pooled ([side, side], PooledPositionMaps) of a

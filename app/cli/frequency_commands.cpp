@@ -50,6 +50,7 @@ struct FrequenciesCommand {
 struct CompareCommand {
   std::vector<std::string> checkpoints;
   std::string series;  ///< a run folder (its step-* checkpoints) instead of checkpoints
+  bool difference = false;  ///< the figure: curves and VAF minus the first checkpoint's
   ProbeCommand probe;
 };
 
@@ -155,7 +156,7 @@ void compare(const ModelOptions& common, const CompareCommand& command) {
   const auto result =
       compare_checkpoints(paths, load_options(common), options, progress_printer("compare").counter());
   write_compare_hdf5(command.probe.out, result, result.meta);
-  if (!command.probe.figure.empty()) write_compare_figure(command.probe.figure, result);
+  if (!command.probe.figure.empty()) write_compare_figure(command.probe.figure, result, command.difference);
   std::cout << "compare: " << paths.size() << " checkpoints, T=" << result.probes[0].T << ", "
             << result.probes[0].n_samples << " samples each\n";
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -240,6 +241,8 @@ Command compare_command() {
             auto* cmd = app.add_subcommand(
                 "compare", "The probe on several checkpoints: VAF per component against training step");
             cmd->add_option("checkpoints", c->checkpoints, "Two or more checkpoints");
+            cmd->add_flag("--difference", c->difference,
+                          "The figure draws every curve and VAF minus the first checkpoint's");
             cmd->add_option("--series", c->series, "A run folder: its step-NNNNNN checkpoints")
                 ->check(CLI::ExistingDirectory);
             auto* group = cmd->add_option_group("Model", "Which tokenizer, device and dtype");

@@ -90,5 +90,38 @@ TEST(FrequencyPlot, SeriesRowComesAndGoesAndFiguresExport) {
   EXPECT_TRUE(error.contains("run the probe"));
 }
 
+TEST(FrequencyPlot, DifferenceViewSubtractsTheFirstCheckpoint) {
+  FrequencyPlot plot;
+  plot.resize(900, 500);
+  auto first = sample_curves(), last = sample_curves();
+  for (auto& v : last.scores) v += 2;  // the last checkpoint's overall curve is the first's + 2
+  plot.setCurves(last);
+  VafSeries series;
+  series.names = {"step-000000", "step-000100"};
+  series.steps = {0, 100};
+  series.vaf = {{1, 2, 3, 4, 0}, {2, 5, 4, 5, 0}};
+  series.theta = first.theta;
+  series.activated = first.activated;
+  plot.setSeries(series, {first, last});
+  const auto graph_named = [&](const QString& name) -> QCPGraph* {
+    for (int i = 0; i < plot.plot()->graphCount(); ++i)
+      if (plot.plot()->graph(i)->name() == name) return plot.plot()->graph(i);
+    return nullptr;
+  };
+  ASSERT_NE(graph_named("overall"), nullptr);
+  plot.setDifference(true);
+  EXPECT_EQ(graph_named("overall"), nullptr);
+  const auto* overall = graph_named("overall − first checkpoint's");
+  ASSERT_NE(overall, nullptr);
+  for (auto it = overall->data()->constBegin(); it != overall->data()->constEnd(); ++it)
+    EXPECT_DOUBLE_EQ(it->value, 2.0);
+  const auto* vaf1 = graph_named("VAF c1");
+  ASSERT_NE(vaf1, nullptr);
+  EXPECT_DOUBLE_EQ((vaf1->data()->constBegin() + 1)->value, 3.0);  // 5 − 2
+  EXPECT_DOUBLE_EQ(vaf1->data()->constBegin()->value, 0.0);
+  plot.setDifference(false);
+  EXPECT_NE(graph_named("overall"), nullptr);
+}
+
 }  // namespace
 }  // namespace poslens

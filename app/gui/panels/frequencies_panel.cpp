@@ -43,6 +43,9 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
   layer_ = spin(0, 0, 0, {}, tr("Layer shown"));
   per_head_ = new QCheckBox(tr("selected head"));
   per_head_->setToolTip(tr("Show the head selected in the Heads panel instead of the mean over heads"));
+  difference_ = new QCheckBox(tr("− first checkpoint"));
+  difference_->setObjectName("seriesDifference");
+  difference_->setToolTip(tr("Series: draw each checkpoint's curve and VAF minus the first checkpoint's"));
   x_axis_ = new QComboBox;
   x_axis_->addItems({tr("key position"), tr("distance")});
   components_ = new QLineEdit;
@@ -65,6 +68,7 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
     controls->addWidget(w);
   }
   controls->addWidget(per_head_);
+  controls->addWidget(difference_);
   controls->addWidget(x_axis_);
   controls->addWidget(components_, 1);
   controls->addWidget(run_);
@@ -98,6 +102,7 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
       showSelection();
   });
   connect(per_head_, &QCheckBox::toggled, this, &FrequenciesPanel::showSelection);
+  connect(difference_, &QCheckBox::toggled, plot_, &FrequencyPlot::setDifference);
   connect(x_axis_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int i) {
     plot_->setXAxis(i == 0 ? FrequencyPlot::XAxis::Position : FrequencyPlot::XAxis::Distance);
   });

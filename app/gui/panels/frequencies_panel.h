@@ -64,6 +64,7 @@ class FrequenciesPanel : public Panel {
   QSpinBox* extrapolate_ = nullptr;
   QSpinBox* layer_ = nullptr;
   QCheckBox* per_head_ = nullptr;
+  QCheckBox* difference_ = nullptr;  ///< series: curves and VAF minus the first checkpoint's
   QComboBox* x_axis_ = nullptr;
   QLineEdit* components_ = nullptr;
   QPushButton* run_ = nullptr;
