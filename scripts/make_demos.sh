@@ -7,7 +7,7 @@
 #   SEED=1 RUNS=/tmp/runs scripts/make_demos.sh flipflop-cope   another seed, not installed
 #   FLIPFLOP_STEPS=1500 scripts/make_demos.sh flipflop-absolute  (how the shipped one was made)
 #
-# Names: flipflop-cope flipflop-rope flipflop-absolute text-cope text-rope-series.
+# Names: flipflop-cope flipflop-rope flipflop-absolute text-cope text-heinsen text-rope-series.
 # Recipes and results: resources/demos/README.md and docs/experiments.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,13 +39,14 @@ install_model() {  # install_model RUN_STEP_FOLDER TARGET
 last_step() { ls -d "$1"/step-* | sort | tail -1; }
 
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(flipflop-cope flipflop-rope flipflop-absolute text-cope text-rope-series)
+[ ${#names[@]} -gt 0 ] || names=(flipflop-cope flipflop-rope flipflop-absolute text-cope text-heinsen text-rope-series)
 for name in "${names[@]}"; do
   run="$runs/$name-seed$seed"
   rm -rf "$run"
   case "$name" in
     flipflop-*) flipflop "$name" ;;
     text-cope) text "$name" text-cope 500 ;;
+    text-heinsen) text "$name" text-heinsen 1500 ;;
     text-rope-series) text "$name" text-rope 150 ;;
     *) echo "unknown demo $name" >&2; exit 2 ;;
   esac

@@ -81,7 +81,7 @@ void write_side_by_side(const std::string& path, const std::vector<HeatmapData>&
   const QString file = QString::fromStdString(path);
   QString error;
   const bool png = figureFormatForPath(file) == FigureFormat::Png;
-  const int width = png ? 600 * static_cast<int>(std::max<size_t>(maps.size(), 2)) : 0;
+  const int width = png ? 1200 : 0;  // per plot
   if (!exportPlotsSideBySide(plots, file, figureFormatForPath(file), width, png ? 1100 : 0,
                              QString::fromStdString(title), &error))
     throw Error(error.toStdString());

@@ -80,7 +80,7 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   table_->setVisible(false);
   curves_ = new CurvePlot;
   curves_->setVisible(false);
-  layout->addWidget(curves_, 1);
+  layout->addWidget(curves_, 2);
   layout->addWidget(maps_, 1);
   layout->addWidget(table_, 1);
 
@@ -190,7 +190,7 @@ bool AnalysesPanel::exportFigure(const QString& path, FigureFormat format, QStri
   if (!shown_.has_maps()) return curves_->exportFigure(path, format, error, png ? 1400 : 0, png ? 700 : 0);
   std::vector<QCustomPlot*> plots = {left_->plot(), right_->plot()};
   if (!shown_.third.values.empty()) plots.push_back(third_->plot());
-  return exportPlotsSideBySide(plots, path, format, png ? 700 * static_cast<int>(plots.size()) : 0, png ? 900 : 0,
+  return exportPlotsSideBySide(plots, path, format, png ? 700 : 0, png ? 900 : 0,
                                shown_.title, error);
 }
 
