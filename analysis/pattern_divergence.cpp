@@ -46,12 +46,13 @@ class DivergenceSink : public HookSink {
     BlockRequest pattern;
     pattern.pattern = true;
     const auto a = attention_->rows(b.q_begin, b.q_begin + b.rows(), pattern);
-    // Both blocks onto the keys either may see (windows and sizes may differ between models).
+    // Both blocks onto the keys either may see (windows and sizes may differ between models);
+    // the usual case, the same keys, needs no copy.
     const int64_t k0 = std::min(a.k_begin, b.k_begin);
     const int64_t k1 = std::max(a.k_end, b.k_begin + b.keys());
     const auto widen = [&](const at::Tensor& x, int64_t begin) {
-      auto wide = torch::zeros({x.size(0), x.size(1), x.size(2), k1 - k0},
-                               torch::dtype(torch::kDouble).device(b.values.device()));
+      if (begin == k0 && x.size(3) == k1 - k0) return x.to(b.values.device());
+      auto wide = torch::zeros({x.size(0), x.size(1), x.size(2), k1 - k0}, x.options().device(b.values.device()));
       wide.narrow(3, begin - k0, x.size(3)).copy_(x);
       return wide;
     };
@@ -83,13 +84,13 @@ at::Tensor js_divergence_rows(const at::Tensor& p, const at::Tensor& q) {
   if (p.sizes() != q.sizes() || p.dim() < 1)
     throw Error("js_divergence_rows: the two patterns must have one shape, got " + shape_str(p) + " and " +
                 shape_str(q));
-  const auto x = p.to(torch::kDouble), y = q.to(torch::kDouble);
-  const auto m = (x + y) / 2;
-  // x·ln(x/m) with 0·ln 0 = 0; where x > 0, m ≥ x/2 > 0.
-  const auto kl = [&](const at::Tensor& z) {
-    return torch::where(z > 0, z * (z / m).log(), torch::zeros_like(z)).sum(-1);
-  };
-  return (kl(x) + kl(y)) / 2;
+  // Per entry in the inputs' precision (float32 patterns: what a block holds), rows summed in
+  // float64. x·ln(x/m) = xlogy(x, x) − xlogy(x, m), 0 where x = 0; where x > 0, m ≥ x/2 > 0.
+  const auto x = p.is_floating_point() ? p : p.to(torch::kFloat32);
+  const auto y = q.to(x.scalar_type());
+  const auto m = (x + y) * 0.5;
+  const auto terms = torch::xlogy(x, x) - torch::xlogy(x, m) + torch::xlogy(y, y) - torch::xlogy(y, m);
+  return terms.sum(-1, /*keepdim=*/false, torch::kDouble) / 2;
 }
 
 PatternDivergence compute_pattern_divergence(const LoadedModel& a, const LoadedModel& b,

@@ -139,10 +139,13 @@ TEST(PatternDivergence, JsOfRowsKnownAnswers) {
   const auto p = torch::tensor({{1.0, 0.0}, {0.5, 0.5}, {0.25, 0.75}});
   const auto q = torch::tensor({{0.0, 1.0}, {0.5, 0.5}, {0.75, 0.25}});
   const auto js = js_divergence_rows(p, q);
-  EXPECT_NEAR(js[0].item<double>(), std::log(2.0), 1e-12);  // disjoint: ln 2
-  EXPECT_NEAR(js[1].item<double>(), 0.0, 1e-12);            // identical
+  // float32 rows (what attention blocks hold), summed in float64: float32 rounding.
+  EXPECT_NEAR(js[0].item<double>(), std::log(2.0), 1e-7);  // disjoint: ln 2
+  EXPECT_NEAR(js[1].item<double>(), 0.0, 1e-7);            // identical
   // M = (0.5, 0.5): ½[0.25 ln 0.5 + 0.75 ln 1.5] · 2 (the two halves are mirror images)
-  EXPECT_NEAR(js[2].item<double>(), 0.25 * std::log(0.5) + 0.75 * std::log(1.5), 1e-12);
+  EXPECT_NEAR(js[2].item<double>(), 0.25 * std::log(0.5) + 0.75 * std::log(1.5), 1e-7);
+  // float64 rows stay float64.
+  EXPECT_NEAR(js_divergence_rows(p.to(torch::kDouble), q.to(torch::kDouble))[0].item<double>(), std::log(2.0), 1e-14);
   EXPECT_THROW(js_divergence_rows(p, q.narrow(0, 0, 2)), Error);
 }
 
@@ -185,7 +188,7 @@ TEST(PositionOffset, RelativeEncodingsKeepTheirPatternsAbsoluteOnesDoNot) {
     EXPECT_EQ(e.pattern.sizes(), e.shifted.sizes());
     return e.divergence.per_head.max().item<double>();
   };
-  EXPECT_LT(js(R"([{"type": "rope"}])"), 1e-9);
+  EXPECT_LT(js(R"([{"type": "rope"}])"), 1e-7);  // float32 rounding of the larger angles
   EXPECT_LT(js(R"([{"type": "alibi"}])"), 1e-12);
   EXPECT_LT(js(R"([{"type": "t5", "num_buckets": 8, "max_distance": 12}])"), 1e-12);
   EXPECT_LT(js(R"([{"type": "cope", "npos_max": 5}])"), 1e-12);
