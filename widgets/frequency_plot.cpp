@@ -323,30 +323,9 @@ void FrequencyPlot::drawVaf() {
   std::vector<int> band;
   for (int c = 0; c < n; ++c)
     if (curves_.activated[c]) band.push_back(c);
-  if (!band.empty()) {
-    auto* rect = new QCPItemRect(plot_);
-    rect->setClipAxisRect(vaf_rect_);
-    rect->setLayer(QStringLiteral("background"));
-    for (auto* p : {rect->topLeft, rect->bottomRight}) {
-      p->setAxes(x, y);
-      p->setTypeY(QCPItemPosition::ptAxisRectRatio);
-      p->setAxisRect(vaf_rect_);
-    }
-    rect->topLeft->setCoords(band.front() - 0.5, 0);
-    rect->bottomRight->setCoords(band.back() + 0.5, 1);
-    rect->setPen(Qt::NoPen);
-    rect->setBrush(kBand);
-    auto* label = new QCPItemText(plot_);
-    label->setClipAxisRect(vaf_rect_);
-    label->position->setAxes(x, y);
-    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    label->position->setAxisRect(vaf_rect_);
-    label->position->setCoords((band.front() + band.back()) / 2.0, 0.02);
-    label->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);
-    label->setText(QStringLiteral("activated (π/L, 2π/L), L=%1").arg(curves_.L));
-    label->setColor(kActivated);
-    label->setFont(QFont(font().family(), 8));
-  }
+  if (!band.empty())
+    shadeComponents(x, y, band.front(), band.back(), kBand,
+                    QStringLiteral("activated (π/L, 2π/L), L=%1").arg(curves_.L), kActivated, 0.02);
   drawMarkers(x, y);
   if (curves_.kept_components < n) {  // HoPE: components past the cut do not turn
     auto* cut = new QCPItemStraightLine(plot_);
@@ -373,6 +352,32 @@ void FrequencyPlot::drawVaf() {
   QObject::connect(x, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), top,
                    qOverload<const QCPRange&>(&QCPAxis::setRange), Qt::UniqueConnection);
   y->setRange(std::min(lo, 0.0) - 5, std::max(hi, 0.0) + 10);
+}
+
+void FrequencyPlot::shadeComponents(QCPAxis* x, QCPAxis* y, int first, int last, const QColor& fill,
+                                    const QString& text, const QColor& text_colour, double label_y) {
+  auto* rect = new QCPItemRect(plot_);
+  rect->setClipAxisRect(vaf_rect_);
+  rect->setLayer(QStringLiteral("background"));
+  for (auto* p : {rect->topLeft, rect->bottomRight}) {
+    p->setAxes(x, y);
+    p->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    p->setAxisRect(vaf_rect_);
+  }
+  rect->topLeft->setCoords(first - 0.5, 0);
+  rect->bottomRight->setCoords(last + 0.5, 1);
+  rect->setPen(Qt::NoPen);
+  rect->setBrush(fill);
+  auto* label = new QCPItemText(plot_);
+  label->setClipAxisRect(vaf_rect_);
+  label->position->setAxes(x, y);
+  label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  label->position->setAxisRect(vaf_rect_);
+  label->position->setCoords((first + last) / 2.0, label_y);
+  label->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);
+  label->setText(text);
+  label->setColor(text_colour);
+  label->setFont(QFont(font().family(), 8));
 }
 
 void FrequencyPlot::drawMarkers(QCPAxis* x, QCPAxis* y) {
@@ -403,30 +408,10 @@ void FrequencyPlot::drawMarkers(QCPAxis* x, QCPAxis* y) {
   // YaRN's ramp: the components that turn 1 to 32 times within L, shaded (it ends where the
   // critical dimension begins: both are "one turn within L").
   const auto yarn = yarn_correction_range(curves_.theta, curves_.L);
-  if (!yarn.empty()) {
-    auto* band = new QCPItemRect(plot_);
-    band->setClipAxisRect(vaf_rect_);
-    band->setLayer(QStringLiteral("background"));
-    for (auto* p : {band->topLeft, band->bottomRight}) {
-      p->setAxes(x, y);
-      p->setTypeY(QCPItemPosition::ptAxisRectRatio);
-      p->setAxisRect(vaf_rect_);
-    }
-    band->topLeft->setCoords(yarn.first - 0.5, 0);
-    band->bottomRight->setCoords(yarn.last + 0.5, 1);
-    band->setPen(Qt::NoPen);
-    band->setBrush(QColor(kYarn.red(), kYarn.green(), kYarn.blue(), 28));
-    auto* label = new QCPItemText(plot_);
-    label->setClipAxisRect(vaf_rect_);
-    label->position->setAxes(x, y);
-    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    label->position->setAxisRect(vaf_rect_);
-    label->position->setCoords((yarn.first + yarn.last) / 2.0, 0.20);
-    label->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);
-    label->setText(QStringLiteral("YaRN ramp\n(1–32 turns in L)"));
-    label->setColor(kYarn);
-    label->setFont(QFont(font().family(), 8));
-  }
+  if (!yarn.empty())
+    shadeComponents(x, y, static_cast<int>(yarn.first), static_cast<int>(yarn.last),
+                    QColor(kYarn.red(), kYarn.green(), kYarn.blue(), 28),
+                    QStringLiteral("YaRN ramp\n(1–32 turns in L)"), kYarn, 0.20);
   // Liu et al.'s critical dimension: the components from it on never complete a period in L.
   const int64_t critical = critical_component(curves_.theta, curves_.L);
   if (critical > 0 && critical < curves_.n_components())

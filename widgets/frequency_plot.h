@@ -9,6 +9,7 @@
 //      wavelength 2π/θ_c on the top axis;
 //   4. (with a series) VAF of each component against training step, activated ones bold.
 // Plain value types in (analysis/frequency_data.h); drag to pan, wheel to zoom.
+#include <QColor>
 #include <QString>
 #include <QWidget>
 #include <vector>
@@ -76,6 +77,10 @@ class FrequencyPlot : public QWidget {
   void drawVaf();
   /// YaRN's correction range and Liu et al.'s critical dimension (analysis/rope_markers_data.h).
   void drawMarkers(QCPAxis* x, QCPAxis* y);
+  /// Shades components [first, last] of the VAF plot with `fill` and a label at `label_y`
+  /// (axis-rect ratio from the top).
+  void shadeComponents(QCPAxis* x, QCPAxis* y, int first, int last, const QColor& fill, const QString& text,
+                       const QColor& text_colour, double label_y);
   void drawSeries();
   double keyX(int64_t key) const;
 

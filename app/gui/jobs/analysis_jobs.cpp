@@ -195,6 +195,12 @@ AnalysisView heinsen_view(const HeinsenStates& s, const std::vector<std::string>
   return v;
 }
 
+/// `v` with the open model's checkpoint and weights digest under it.
+AnalysisView of_model(AnalysisView v, const LoadedModel& loaded) {
+  v.provenance = provenance(loaded.path, loaded.weights_sha256);
+  return v;
+}
+
 /// The input's labels of a file: /tokens/text, one per position of the first sequence.
 std::vector<std::string> file_labels(const Hdf5Reader& file) {
   return file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
@@ -206,9 +212,7 @@ Work frequency_usage_job(const RunInput& input, int layer) {
   return [input, layer](WorkerContext& ctx) -> std::any {
     const auto& loaded = ctx.model();
     const auto u = compute_frequency_usage(loaded, input_ids(loaded, input), ctx.progress());
-    auto v = usage_view(u, layer, stem(loaded.path));
-    v.provenance = provenance(loaded.path, loaded.weights_sha256);
-    return v;
+    return of_model(usage_view(u, layer, stem(loaded.path)), loaded);
   };
 }
 
@@ -217,9 +221,7 @@ Work massive_activations_job(const RunInput& input) {
     const auto& loaded = ctx.model();
     const auto ids = input_ids(loaded, input);
     const auto m = compute_massive_activations(loaded, ids, 10, ctx.progress());
-    auto v = massive_view(m, token_labels(loaded, ids), stem(loaded.path));
-    v.provenance = provenance(loaded.path, loaded.weights_sha256);
-    return v;
+    return of_model(massive_view(m, token_labels(loaded, ids), stem(loaded.path)), loaded);
   };
 }
 
@@ -266,9 +268,9 @@ Work position_offset_job(const RunInput& input, int64_t offset, int layer, int h
     const auto& loaded = ctx.model();
     const auto ids = input_ids(loaded, input);
     const auto e = position_offset_effect(loaded, ids, offset, layer, head, 512, ctx.progress());
-    auto v = offset_view(e, token_labels(loaded, ids), stem(loaded.path), loaded.model->position_encoding().describe());
-    v.provenance = provenance(loaded.path, loaded.weights_sha256);
-    return v;
+    return of_model(offset_view(e, token_labels(loaded, ids), stem(loaded.path),
+                                loaded.model->position_encoding().describe()),
+                    loaded);
   };
 }
 
@@ -276,9 +278,8 @@ Work heinsen_states_job(const RunInput& input) {
   return [input](WorkerContext& ctx) -> std::any {
     const auto& loaded = ctx.model();
     const auto ids = input_ids(loaded, input);
-    auto v = heinsen_view(compute_heinsen_states(loaded, ids), token_labels(loaded, ids), stem(loaded.path));
-    v.provenance = provenance(loaded.path, loaded.weights_sha256);
-    return v;
+    return of_model(heinsen_view(compute_heinsen_states(loaded, ids), token_labels(loaded, ids), stem(loaded.path)),
+                    loaded);
   };
 }
 
