@@ -61,7 +61,15 @@ void add_series(Hdf5Writer& file, const std::vector<MergeItem>& items) {
   file.add({g + "/components", torch::stack(components), {}, {"checkpoint", "layer", "component", "key_pos"}, {}});
   file.add({g + "/theta", theta, {}, {"component"}, {}});
   file.add({g + "/activated", activated, {}, {"component"}, {}});
-  file.group_attributes(g, {{"merged_from", std::string("a sweep of ") + std::to_string(items.size()) + " probes"}});
+  // The first probe's settings, as compare writes them (T, samples, L, pairing, HoPE's cut).
+  const Hdf5Reader first(items.front().file);
+  const std::string probe = "/analysis/probe";
+  file.group_attributes(g, {{"merged_from", std::string("a sweep of ") + std::to_string(items.size()) + " probes"},
+                            {"T", first.int_attribute(probe, "T")},
+                            {"n_samples", first.int_attribute(probe, "n_samples")},
+                            {"L", first.int_attribute(probe, "L")},
+                            {"kept_components", first.int_attribute(probe, "kept_components")},
+                            {"pairing", first.string_attribute(probe, "pairing")}});
 }
 
 }  // namespace

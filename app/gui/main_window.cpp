@@ -131,11 +131,15 @@ void MainWindow::buildMenus() {
 void MainWindow::openAnalysis(const QString& path) {
   auto* analyses = panel<AnalysesPanel>();
   if (!analyses) return;
-  if (auto* dock = findChild<QDockWidget*>(analyses->id())) {
+  raiseDock(analyses->id());
+  analyses->openFile(path);
+}
+
+void MainWindow::raiseDock(const QString& id) {
+  if (auto* dock = findChild<QDockWidget*>(id)) {
     dock->show();
     dock->raise();
   }
-  analyses->openFile(path);
 }
 
 void MainWindow::buildDemoMenu() {
@@ -169,6 +173,12 @@ void MainWindow::openDemo(const DemoModel& demo) {
 
 void MainWindow::connectSession() {
   Session* s = session_.get();
+  // A probe or comparison file opened in the Analyses panel is shown by the Frequencies panel.
+  if (auto* analyses = panel<AnalysesPanel>(); analyses && panel<FrequenciesPanel>())
+    connect(analyses, &AnalysesPanel::frequencyFileOpened, this, [this](const SeriesSummary& summary) {
+      panel<FrequenciesPanel>()->showFile(summary);
+      raiseDock(panel<FrequenciesPanel>()->id());
+    });
   connect(s, &Session::busyChanged, this, [this](bool busy, const QString& what) {
     if (busy)
       statusBar()->showMessage(what);

@@ -31,6 +31,8 @@ class MainWindow : public QMainWindow {
   void openCheckpoint(const QString& path);
   /// Shows an analysis file poslens-cli wrote in the Analyses panel, without a model.
   void openAnalysis(const QString& path);
+  /// Shows and raises the dock of the panel with `id`.
+  void raiseDock(const QString& id);
   /// Sets the input text (used by the command line).
   void setInputText(const QString& text);
   /// An encoder–decoder model's decoder text (after its start token).

@@ -18,9 +18,11 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/panels/analyses_panel.h"
+#include "app/gui/panels/frequencies_panel.h"
 #include "gui_test_util.h"
 #include "widgets/curve_plot.h"
 #include "widgets/figure_export.h"
+#include "widgets/frequency_plot.h"
 #include "widgets/heatmap_view.h"
 
 namespace poslens::gui {
@@ -206,6 +208,46 @@ TEST_F(AnalysesWindow, ForeignTruncatedAndOtherVersionFilesGetOneMessage) {
 
   // The panel's last good view is still there (nothing shown yet here: none).
   EXPECT_TRUE(panel->shown().csv.empty());
+}
+
+// Probe, compare and merged-sweep files open in the Frequencies panel, without a model.
+TEST_F(AnalysesWindow, ProbeCompareAndMergedSweepFilesOpenInTheFrequenciesPanel) {
+  const auto dir = test::scratch_dir();
+  FrequenciesPanel* frequencies = window.panel<FrequenciesPanel>();
+  ASSERT_NE(frequencies, nullptr);
+  const auto series = demo("text-rope-series");
+  ASSERT_TRUE(cli("probe '" + series + "/step-001500' --length 32 --samples 4 --out '" + (dir / "p.h5").string() + "'"));
+  ASSERT_TRUE(cli("compare '" + series + "/step-000000' '" + series + "/step-000750' '" + series +
+                  "/step-001500' --length 32 --samples 4 --out '" + (dir / "c.h5").string() + "'"));
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->openFile(QString::fromStdString((dir / "p.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  ASSERT_TRUE(frequencies->probe());
+  EXPECT_EQ(frequencies->probe()->n_layers, 2);
+  EXPECT_EQ(frequencies->probe()->n_heads, 2);
+  EXPECT_FALSE(frequencies->series());
+  EXPECT_EQ(frequencies->plot()->curves().T, 32);
+  EXPECT_EQ(frequencies->plot()->curves().n_components(), 16);
+  done.clear();
+  panel->openFile(QString::fromStdString((dir / "c.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  ASSERT_TRUE(frequencies->series());
+  ASSERT_EQ(frequencies->series()->per_layer.size(), 2u);
+  EXPECT_EQ(frequencies->series()->per_layer[0].steps, (std::vector<int64_t>{0, 750, 1500}));
+  EXPECT_TRUE(frequencies->plot()->hasSeries());
+  // A merged sweep of the same probes is the same series.
+  std::ofstream(dir / "m.json") << R"({"items": [{"checkpoint": ")" << series << R"(/step-000000", "analysis": "probe", )"
+                                << R"("options": ["--length", "32", "--samples", "4"]}, {"checkpoint": ")" << series
+                                << R"(/step-001500", "analysis": "probe", "options": ["--length", "32", "--samples", "4"]}]})";
+  ASSERT_TRUE(cli("sweep '" + (dir / "m.json").string() + "' --out '" + (dir / "sweep").string() + "'"));
+  ASSERT_TRUE(cli("merge '" + (dir / "sweep").string() + "' --out '" + (dir / "all.h5").string() + "'"));
+  done.clear();
+  panel->openFile(QString::fromStdString((dir / "all.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  ASSERT_TRUE(frequencies->series());
+  EXPECT_EQ(frequencies->series()->per_layer[0].steps, (std::vector<int64_t>{0, 1500}));
+  EXPECT_EQ(frequencies->series()->per_layer[0].vaf.size(), 2u);
+  EXPECT_EQ(frequencies->plot()->curves().T, 32) << "the merged file carries the probe's T";
 }
 
 TEST_F(AnalysesWindow, HeadsFileOpensAsATable) {

@@ -3,6 +3,7 @@
 // CLI wrote, without a model (File ▸ Open analysis…).
 #include "app/gui/worker_context.h"
 
+#include "app/gui/jobs/frequency_summaries.h"
 #include "app/gui/jobs/jobs.h"
 
 #include <QFileInfo>
@@ -201,6 +202,64 @@ AnalysisView of_model(AnalysisView v, const LoadedModel& loaded) {
   return v;
 }
 
+/// A probe group of a file (`/analysis/probe` or one checkpoint of `/analysis/compare`) as the
+/// ProbeResult the views draw. `scores` [layer, head, key] and `components` [layer, head,
+/// component, key]; the group's attributes give T, the sample count, L and HoPE's cut.
+ProbeResult probe_from(const Hdf5Reader& file, const std::string& group, at::Tensor scores, at::Tensor components,
+                       at::Tensor vaf, at::Tensor vaf_per_head) {
+  ProbeResult p;
+  p.scores = scores.to(torch::kFloat32);
+  p.components = components.to(torch::kFloat32);
+  p.vaf = vaf.to(torch::kFloat32);
+  p.vaf_per_head = vaf_per_head.defined() ? vaf_per_head.to(torch::kFloat32) : p.vaf.unsqueeze(1);
+  p.theta = file.read(group + "/theta");
+  p.activated = file.read(group + "/activated").to(torch::kBool);
+  p.T = file.int_attribute(group, "T", p.scores.size(-1));
+  p.n_samples = file.int_attribute(group, "n_samples");
+  p.L = file.int_attribute(group, "L");
+  p.kept_components = file.int_attribute(group, "kept_components", p.theta.size(0));
+  p.pairing = file.string_attribute(group, "pairing");
+  const auto C = p.theta.size(0);
+  if (p.scores.dim() != 3 || p.components.dim() != 4 || p.components.size(2) != C || p.vaf.dim() != 2 ||
+      p.vaf.size(1) != C || p.components.size(0) != p.scores.size(0) || p.components.size(1) != p.scores.size(1) ||
+      p.components.size(3) != p.scores.size(2) || p.activated.size(0) != C)
+    throw Error(file.path() + ": " + group + " datasets of inconsistent shapes");
+  return p;
+}
+
+/// A probe file (`probe`) or a series (`compare`, a merged sweep of probes) for the Frequencies
+/// panel: a SeriesSummary, its per_layer empty for a single probe.
+SeriesSummary frequency_file(const Hdf5Reader& file, const QString& path) {
+  if (file.exists("/analysis/probe")) {
+    const std::string g = "/analysis/probe";
+    const auto p = probe_from(file, g, file.read(g + "/scores"), file.read(g + "/components"), file.read(g + "/vaf"),
+                              file.exists(g + "/vaf_per_head") ? file.read(g + "/vaf_per_head") : at::Tensor());
+    SeriesSummary s;
+    s.last = probe_summary(p, QFileInfo(path).fileName().toStdString());
+    s.last.note = QObject::tr("opened from %1").arg(path);
+    return s;
+  }
+  const std::string g = "/analysis/compare";
+  CompareResult r;
+  r.names = file.read_strings(g + "/checkpoints");
+  r.steps = [&] {
+    const auto steps = file.read(g + "/steps").contiguous();
+    return std::vector<int64_t>(steps.data_ptr<int64_t>(), steps.data_ptr<int64_t>() + steps.numel());
+  }();
+  r.vaf = file.read(g + "/vaf").to(torch::kFloat32);
+  const auto scores = file.read(g + "/scores"), components = file.read(g + "/components");
+  const auto n = static_cast<int64_t>(r.names.size());
+  if (n < 1 || r.vaf.dim() != 3 || r.vaf.size(0) != n || scores.dim() != 4 || scores.size(0) != n ||
+      components.dim() != 4 || components.size(0) != n || static_cast<int64_t>(r.steps.size()) != n)
+    throw Error(file.path() + ": compare datasets of inconsistent shapes");
+  // The file keeps head means of the components: every checkpoint becomes a one-"head" probe.
+  for (int64_t i = 0; i < n; ++i)
+    r.probes.push_back(probe_from(file, g, scores[i].mean(1, true), components[i].unsqueeze(1), r.vaf[i], {}));
+  auto s = series_summary(r, path);
+  s.last.note = QObject::tr("%1 checkpoints opened from %2 (head means)").arg(n).arg(path);
+  return s;
+}
+
 /// The input's labels of a file: /tokens/text, one per position of the first sequence.
 std::vector<std::string> file_labels(const Hdf5Reader& file) {
   return file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
@@ -294,6 +353,7 @@ Work open_analysis_job(const QString& path) {
                   ") reads the files of its own version");
     const auto checkpoint = file.string_attribute("/", "checkpoint");
     const auto name = stem(checkpoint);
+    if (file.exists("/analysis/probe") || file.exists("/analysis/compare")) return frequency_file(file, path);
     AnalysisView v;
     if (file.exists("/analysis/frequency_usage")) {
       FrequencyUsage u;
@@ -361,7 +421,8 @@ Work open_analysis_job(const QString& path) {
     } else {
       throw Error(path.toStdString() +
                   ": holds none of the analyses this panel shows (heads, massive-activations, "
-                  "frequency-usage, divergence, length-loss, position-offset, heinsen-states)");
+                  "frequency-usage, divergence, length-loss, position-offset, heinsen-states) and no "
+                  "probe or comparison (Frequencies panel)");
     }
     v.provenance = provenance(checkpoint, file.string_attribute("/", "weights_sha256"), path);
     return v;

@@ -2,6 +2,7 @@
 // text_decomposition.h, probe_compare.h) as Work: curves of every layer as plain data.
 #include "app/gui/worker_context.h"
 
+#include "app/gui/jobs/frequency_summaries.h"
 #include "app/gui/jobs/jobs.h"
 
 #include <QObject>
@@ -22,7 +23,20 @@ namespace {
 /// Per-head curves are sent when all of them hold at most this many values.
 constexpr int64_t kMaxCurveValues = 20'000'000;
 
-/// Every layer's probe curves: head means, and per head when small enough.
+ProbeOptions probe_options(const ProbeRequest& request) {
+  ProbeOptions options;
+  options.length = request.length;
+  options.samples = request.samples;
+  options.seed = request.seed;
+  return options;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
 FrequencySummary probe_summary(const ProbeResult& probe, const std::string& note) {
   FrequencySummary s;
   s.n_layers = static_cast<int>(probe.scores.size(0));
@@ -37,19 +51,18 @@ FrequencySummary probe_summary(const ProbeResult& probe, const std::string& note
   return s;
 }
 
-ProbeOptions probe_options(const ProbeRequest& request) {
-  ProbeOptions options;
-  options.length = request.length;
-  options.samples = request.samples;
-  options.seed = request.seed;
-  return options;
+SeriesSummary series_summary(const CompareResult& result, const QString& folder) {
+  SeriesSummary summary;
+  summary.folder = folder;
+  for (int l = 0; l < static_cast<int>(result.vaf.size(1)); ++l) {
+    summary.per_layer.push_back(compare_series(result, l));
+    summary.checkpoint_curves.emplace_back();
+    for (size_t i = 0; i < result.probes.size(); ++i)
+      summary.checkpoint_curves.back().push_back(probe_curves(result.probes[i], l, -1, result.names[i]));
+  }
+  summary.last = probe_summary(result.probes.back(), std::filesystem::path(result.names.back()).filename().string());
+  return summary;
 }
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 Work probe_job(const ProbeRequest& request) {
   return [request](WorkerContext& ctx) -> std::any {
@@ -104,15 +117,7 @@ Work compare_job(const QString& folder, const ProbeRequest& request) {
     const auto paths = series_checkpoints(folder.toStdString());
     const auto start = std::chrono::steady_clock::now();
     const auto result = compare_checkpoints(paths, load, probe_options(request), ctx.progress().counter());
-    SeriesSummary summary;
-    summary.folder = folder;
-    for (int l = 0; l < static_cast<int>(result.vaf.size(1)); ++l) {
-      summary.per_layer.push_back(compare_series(result, l));
-      summary.checkpoint_curves.emplace_back();
-      for (size_t i = 0; i < result.probes.size(); ++i)
-        summary.checkpoint_curves.back().push_back(probe_curves(result.probes[i], l, -1, paths[i]));
-    }
-    summary.last = probe_summary(result.probes.back(), std::filesystem::path(paths.back()).filename().string());
+    auto summary = series_summary(result, folder);
     summary.last.note = QObject::tr("%1 checkpoints, probe T=%2, %3 tokens each, %4 s")
                             .arg(paths.size())
                             .arg(request.length)

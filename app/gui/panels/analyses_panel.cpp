@@ -142,8 +142,12 @@ void AnalysesPanel::run(Analysis analysis, const QString& other) {
 
 void AnalysesPanel::openFile(const QString& path) {
   session().submit(QStringLiteral("analysis"), tr("Reading %1…").arg(QFileInfo(path).fileName()),
-                   open_analysis_job(path),
-                   [this](const std::any& result) { show(std::any_cast<AnalysisView>(result)); });
+                   open_analysis_job(path), [this](const std::any& result) {
+                     if (const auto* series = std::any_cast<SeriesSummary>(&result))
+                       emit frequencyFileOpened(*series);
+                     else
+                       show(std::any_cast<AnalysisView>(result));
+                   });
 }
 
 void AnalysesPanel::show(const AnalysisView& view) {

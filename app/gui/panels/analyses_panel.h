@@ -5,6 +5,7 @@
 // opened without a model (Open file…, File ▸ Open analysis…). Maps side by side or a table,
 // a summary line, the weights' SHA-256, and exports: the figure (PNG/PDF/SVG) and the CLI's CSV.
 #include "app/gui/analysis_types.h"
+#include "app/gui/frequency_types.h"
 #include "app/gui/panels/panel.h"
 
 class QComboBox;
@@ -41,8 +42,15 @@ class AnalysesPanel : public Panel {
   /// Runs `analysis` on the session's model and input; Divergence compares with the checkpoint
   /// `other`, LengthLoss reads the text file `other`.
   void run(Analysis analysis, const QString& other = {});
-  /// Shows the analysis file at `path` (the CLI's HDF5), read on the worker.
+  /// Shows the analysis file at `path` (the CLI's HDF5), read on the worker; a probe or
+  /// comparison file goes to the Frequencies panel (frequencyFileOpened).
   void openFile(const QString& path);
+
+ signals:
+  /// A probe (no series) or comparison file was opened: the Frequencies panel shows it.
+  void frequencyFileOpened(const poslens::gui::SeriesSummary& summary);
+
+ public:
   const AnalysisView& shown() const { return shown_; }
   HeatmapView* leftView() const { return left_; }
   CurvePlot* curvePlot() const { return curves_; }

@@ -207,6 +207,19 @@ void FrequenciesPanel::compareSeries(const QString& folder) {
                    });
 }
 
+void FrequenciesPanel::showFile(const SeriesSummary& summary) {
+  layer_->setRange(0, std::max(summary.last.n_layers - 1, 0));
+  probe_ = summary.last;
+  if (summary.per_layer.empty()) {
+    series_result_.reset();
+    plot_->setSeries({});
+  } else {
+    series_result_ = summary;
+  }
+  showSelection();
+  emit figureChanged();
+}
+
 void FrequenciesPanel::showSelection() {
   if (!probe_) return;
   const int layer = layer_->value();

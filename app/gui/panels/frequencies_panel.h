@@ -49,6 +49,8 @@ class FrequenciesPanel : public Panel {
   void decomposeInput();
   /// Starts the comparison of `folder`'s step-* checkpoints (empty: the open model's series).
   void compareSeries(const QString& folder = {});
+  /// Shows a probe (summary.per_layer empty) or a series read from a file the CLI wrote.
+  void showFile(const SeriesSummary& summary);
 
  private:
   ProbeRequest request() const;
