@@ -188,10 +188,12 @@ TEST(PositionOffset, RelativeEncodingsKeepTheirPatternsAbsoluteOnesDoNot) {
     EXPECT_EQ(e.pattern.sizes(), e.shifted.sizes());
     return e.divergence.per_head.max().item<double>();
   };
-  EXPECT_LT(js(R"([{"type": "rope"}])"), 1e-7);  // float32 rounding of the larger angles
-  EXPECT_LT(js(R"([{"type": "alibi"}])"), 1e-12);
-  EXPECT_LT(js(R"([{"type": "t5", "num_buckets": 8, "max_distance": 12}])"), 1e-12);
-  EXPECT_LT(js(R"([{"type": "cope", "npos_max": 5}])"), 1e-12);
+  // 0 up to float32 rounding (the larger RoPE angles; the two passes' blocks differ in size
+  // under POSLENS_ATTENTION_BLOCKS), four orders below the absolute encodings' change.
+  EXPECT_LT(js(R"([{"type": "rope"}])"), 1e-7);
+  EXPECT_LT(js(R"([{"type": "alibi"}])"), 1e-7);
+  EXPECT_LT(js(R"([{"type": "t5", "num_buckets": 8, "max_distance": 12}])"), 1e-7);
+  EXPECT_LT(js(R"([{"type": "cope", "npos_max": 5}])"), 1e-7);
   EXPECT_GT(js(R"([{"type": "sinusoidal"}])"), 1e-3);
   EXPECT_GT(js(R"([{"type": "learned_absolute"}])"), 1e-3);
   // A learned table ends at n_ctx = 64: 23 positions shifted by 50 do not fit.

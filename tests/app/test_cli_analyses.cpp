@@ -116,8 +116,8 @@ TEST(CliAnalyses, DivergenceBetweenTwoCheckpointsOfARun) {
   std::getline(same, line);
   EXPECT_EQ(line, "layer,head,js_divergence");
   int heads = 0;
-  while (std::getline(same, line)) {  // 0 up to rounding (its maps are recomputed in other blocks)
-    EXPECT_LT(std::abs(std::stod(line.substr(line.rfind(',') + 1))), 1e-9) << line;
+  while (std::getline(same, line)) {  // 0 up to float32 rounding (maps recomputed in other blocks)
+    EXPECT_LT(std::abs(std::stod(line.substr(line.rfind(',') + 1))), 1e-7) << line;
     ++heads;
   }
   EXPECT_EQ(heads, 4);
