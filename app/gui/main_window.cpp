@@ -179,6 +179,11 @@ void MainWindow::connectSession() {
       panel<FrequenciesPanel>()->showFile(summary);
       raiseDock(panel<FrequenciesPanel>()->id());
     });
+  if (auto* analyses = panel<AnalysesPanel>(); analyses && panel<PositionMapPanel>())
+    connect(analyses, &AnalysesPanel::positionFileOpened, this, [this](const PositionView& view) {
+      panel<PositionMapPanel>()->showFile(view);
+      raiseDock(panel<PositionMapPanel>()->id());
+    });
   connect(s, &Session::busyChanged, this, [this](bool busy, const QString& what) {
     if (busy)
       statusBar()->showMessage(what);

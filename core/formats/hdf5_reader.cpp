@@ -108,6 +108,38 @@ at::Tensor Hdf5Reader::read(const std::string& name) const {
   return out;
 }
 
+at::Tensor Hdf5Reader::read_slice(const std::string& name, const std::vector<int64_t>& index) const {
+  const auto ds = impl_->dataset(name);
+  const auto shape = impl_->extent(ds, name);
+  if (index.size() > shape.size())
+    throw Error(impl_->path + ": dataset " + name + " has " + std::to_string(shape.size()) + " dimensions, not " +
+                std::to_string(index.size()));
+  std::vector<hsize_t> start(shape.size(), 0), count(shape.begin(), shape.end());
+  for (size_t d = 0; d < index.size(); ++d) {
+    if (index[d] < 0 || index[d] >= shape[d])
+      throw Error(impl_->path + ": index " + std::to_string(index[d]) + " is outside dimension " + std::to_string(d) +
+                  " (" + std::to_string(shape[d]) + ") of " + name);
+    start[d] = static_cast<hsize_t>(index[d]);
+    count[d] = 1;
+  }
+  const std::vector<int64_t> rest(shape.begin() + static_cast<std::ptrdiff_t>(index.size()), shape.end());
+  const auto type_class = impl_->op("reading the type of " + name, [&] { return ds.getTypeClass(); });
+  if (type_class != H5T_FLOAT && type_class != H5T_INTEGER)
+    throw Error(impl_->path + ": dataset " + name + " is not numeric");
+  impl_->check_size(rest, 8, name);
+  const bool floating = type_class == H5T_FLOAT;
+  auto out = torch::empty(rest, floating ? torch::kDouble : torch::kLong);
+  if (out.numel() == 0) return out;
+  H5::DataSpace file_space = ds.getSpace();
+  impl_->op("selecting part of " + name,
+            [&] { file_space.selectHyperslab(H5S_SELECT_SET, count.data(), start.data()); });
+  const H5::DataSpace memory(static_cast<int>(count.size()), count.data());
+  impl_->op("reading " + name, [&] {
+    ds.read(out.data_ptr(), floating ? H5::PredType::NATIVE_DOUBLE : H5::PredType::NATIVE_INT64, memory, file_space);
+  });
+  return out;
+}
+
 std::vector<std::string> Hdf5Reader::read_strings(const std::string& name) const {
   const auto ds = impl_->dataset(name);
   const auto shape = impl_->extent(ds, name);
@@ -154,6 +186,24 @@ std::string Hdf5Reader::string_attribute(const std::string& object, const std::s
   std::string value;
   impl_->op("reading attribute " + name + " of " + object, [&] { a->read(a->getStrType(), value); });
   return value;
+}
+
+std::vector<std::string> Hdf5Reader::string_list_attribute(const std::string& object, const std::string& name) const {
+  if (!exists(object)) return {};
+  const auto a = impl_->op("opening attribute " + name + " of " + object,
+                           [&] { return find_attribute(impl_->file, object, name); });
+  if (!a || a->getTypeClass() != H5T_STRING || a->getSpace().getSimpleExtentNdims() != 1) return {};
+  hsize_t n = 0;
+  a->getSpace().getSimpleExtentDims(&n);
+  if (n > (hsize_t{1} << 24)) throw Error(impl_->path + ": attribute " + name + " of " + object + " is too long");
+  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+  type.setCset(H5T_CSET_UTF8);
+  std::vector<char*> raw(static_cast<size_t>(n), nullptr);
+  if (n > 0) impl_->op("reading attribute " + name + " of " + object, [&] { a->read(type, raw.data()); });
+  std::vector<std::string> out;
+  for (char* s : raw) out.emplace_back(s ? s : "");
+  if (n > 0) H5Dvlen_reclaim(type.getId(), a->getSpace().getId(), H5P_DEFAULT, raw.data());
+  return out;
 }
 
 int64_t Hdf5Reader::int_attribute(const std::string& object, const std::string& name, int64_t fallback) const {

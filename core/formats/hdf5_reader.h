@@ -33,10 +33,16 @@ class Hdf5Reader {
   /// integers (bool is stored as uint8: int64 too). Throws poslens::Error naming the file and
   /// dataset when it is missing, not numeric, or larger than kMaxReadBytes.
   at::Tensor read(const std::string& dataset) const;
+  /// The sub-array of a numeric dataset at the leading indices `index` (e.g. {layer, head} of a
+  /// [layer, head, q, k] map: [q, k]), float64 or int64 as read(); only that part is read.
+  /// Throws poslens::Error for an index out of range or more indices than dimensions.
+  at::Tensor read_slice(const std::string& dataset, const std::vector<int64_t>& index) const;
   /// A variable-length UTF-8 string dataset, row-major (/tokens/text [batch, pos] too).
   std::vector<std::string> read_strings(const std::string& dataset) const;
   /// A scalar string attribute of `object`, "" where absent.
   std::string string_attribute(const std::string& object, const std::string& name) const;
+  /// A 1-D list of UTF-8 strings attribute of `object`, empty where absent or of another type.
+  std::vector<std::string> string_list_attribute(const std::string& object, const std::string& name) const;
   /// A scalar integer attribute of `object`, `fallback` where absent or not an integer.
   int64_t int_attribute(const std::string& object, const std::string& name, int64_t fallback = 0) const;
   const std::string& path() const;

@@ -19,6 +19,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/panels/analyses_panel.h"
 #include "app/gui/panels/frequencies_panel.h"
+#include "app/gui/panels/position_map_panel.h"
 #include "gui_test_util.h"
 #include "widgets/curve_plot.h"
 #include "widgets/figure_export.h"
@@ -248,6 +249,43 @@ TEST_F(AnalysesWindow, ProbeCompareAndMergedSweepFilesOpenInTheFrequenciesPanel)
   EXPECT_EQ(frequencies->series()->per_layer[0].steps, (std::vector<int64_t>{0, 1500}));
   EXPECT_EQ(frequencies->series()->per_layer[0].vaf.size(), 2u);
   EXPECT_EQ(frequencies->plot()->curves().T, 32) << "the merged file carries the probe's T";
+}
+
+// A decomposition (`frequencies`) file opens in the Frequencies panel, a `position-map` file in
+// the Position map panel (its first written head), a run's captures in the Analyses panel.
+TEST_F(AnalysesWindow, FrequenciesAndPositionMapFilesOpenInTheirPanels) {
+  const auto dir = test::scratch_dir();
+  ASSERT_TRUE(cli("frequencies '" + demo("text-rope-series/step-001500") + "' --text 'the cat sat' --layer 1 --out '" +
+                  (dir / "f.h5").string() + "'"));
+  ASSERT_TRUE(cli("position-map '" + demo("flipflop-cope") + "' --text w1i0r1w0 --heads 1.2,0.3 --out '" +
+                  (dir / "pm.h5").string() + "'"));
+  ASSERT_TRUE(cli("run '" + demo("flipflop-rope") + "' --tokens 1,2,3 --out '" + (dir / "run.h5").string() + "'"));
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->openFile(QString::fromStdString((dir / "f.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  auto* frequencies = window.panel<FrequenciesPanel>();
+  ASSERT_TRUE(frequencies->probe());
+  EXPECT_TRUE(frequencies->probe()->from_input);
+  EXPECT_EQ(frequencies->probe()->n_layers, 2) << "from the file's model_config";
+  EXPECT_NE(frequencies->probe()->find(frequencies->probe()->curves, 1, -1), nullptr) << "layer 1's head mean";
+  EXPECT_NE(frequencies->probe()->find(frequencies->probe()->curves, 1, 1), nullptr) << "and each head";
+  done.clear();
+  panel->openFile(QString::fromStdString((dir / "pm.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  auto* positions = window.panel<PositionMapPanel>();
+  // The first written head, in layer order: 0.3 (of 1.2 and 0.3).
+  EXPECT_EQ(positions->shown().layer, 0);
+  EXPECT_EQ(positions->shown().head, 3);
+  EXPECT_EQ(positions->shown().pattern.source_rows, 8) << "w1i0r1w0, one token per character";
+  EXPECT_EQ(positions->shown().method, "cope");
+  EXPECT_TRUE(positions->hasFigure());
+  done.clear();
+  panel->openFile(QString::fromStdString((dir / "run.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().kind, "captures");
+  EXPECT_EQ(panel->table()->rowCount(), 3) << "two layers' patterns and the logits";
+  EXPECT_EQ(panel->shown().left.rows, 3) << "layer 0, head 0's pattern over the 3 tokens";
+  EXPECT_EQ(panel->shown().left.kind, HeatmapKind::Probability);
 }
 
 TEST_F(AnalysesWindow, HeadsFileOpensAsATable) {

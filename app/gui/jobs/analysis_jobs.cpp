@@ -9,10 +9,12 @@
 #include <QFileInfo>
 
 #include <cmath>
+#include <cstdio>
 
 #include "analysis/analysis_files.h"
 #include "analysis/analysis_views.h"
 #include "analysis/head_metrics.h"
+#include "analysis/heatmap_pooling.h"
 #include "analysis/length_generalisation.h"
 #include "analysis/rope_probe.h"
 #include "core/base/untrusted_json.h"
@@ -227,6 +229,135 @@ ProbeResult probe_from(const Hdf5Reader& file, const std::string& group, at::Ten
   return p;
 }
 
+/// The model's layer and head counts from a file's root `model_config`, or {0, 0}.
+std::pair<int, int> model_shape(const Hdf5Reader& file) {
+  const auto text = file.string_attribute("/", "model_config");
+  try {
+    const auto j = parse_untrusted_json(text.data(), text.data() + text.size(), file.path(), "model_config");
+    return {j.value("n_layers", 0), j.value("n_heads", 0)};
+  } catch (const Error&) {
+    return {0, 0};
+  }
+}
+
+/// A `frequencies` file (one layer's scores on the input split by rotary component) as the
+/// Frequencies panel's curves.
+FrequencySummary decomposition_file(const Hdf5Reader& file, const QString& path) {
+  const std::string g = "/analysis/frequencies";
+  TextDecomposition d;
+  d.layer = static_cast<int>(file.int_attribute(g, "layer"));
+  d.head = static_cast<int>(file.int_attribute(g, "head", -1));
+  d.L = file.int_attribute(g, "L");
+  d.pairing = file.string_attribute(g, "pairing");
+  d.components = file.read(g + "/components").to(torch::kFloat32);
+  d.scores = file.read(g + "/scores").to(torch::kFloat32);
+  if (file.exists(g + "/remainder")) d.remainder = file.read(g + "/remainder").to(torch::kFloat32);
+  if (file.exists(g + "/position_terms")) d.position_terms = file.read(g + "/position_terms").to(torch::kFloat32);
+  d.theta = file.read(g + "/theta");
+  d.activated = file.read(g + "/activated").to(torch::kBool);
+  d.kept_components = file.int_attribute(g, "kept_components", d.theta.size(0));
+  if (file.exists("/tokens/text")) d.labels = file.read_strings("/tokens/text");
+  const auto& c = d.components;
+  if (c.dim() != 4 || d.scores.dim() != 3 || c.size(0) != d.scores.size(0) || c.size(1) != d.theta.size(0) ||
+      c.size(2) != d.scores.size(1) || c.size(3) != d.scores.size(2) || d.layer < 0 ||
+      (!d.labels.empty() && static_cast<int64_t>(d.labels.size()) != c.size(3)))
+    throw Error(file.path() + ": frequencies datasets of inconsistent shapes");
+  auto [n_layers, n_heads] = model_shape(file);
+  n_layers = std::max(n_layers, d.layer + 1);
+  n_heads = std::max<int>(n_heads, d.head >= 0 ? d.head + 1 : static_cast<int>(c.size(0)));
+  auto summary = decomposition_summary(d, n_layers, n_heads, QFileInfo(path).fileName().toStdString());
+  summary.note = QObject::tr("layer %1 decomposed on the input, opened from %2").arg(d.layer).arg(path);
+  return summary;
+}
+
+/// A `position-map` file: the first written head's pattern and position-only map (pooled as
+/// written), read one head at a time.
+PositionView position_file(const Hdf5Reader& file) {
+  const std::string map = "/analysis/position_map", pattern = "/analysis/pattern";
+  if (!file.exists(pattern)) throw Error(file.path() + ": a position map without its /analysis/pattern");
+  const auto shape = file.shape(map);
+  if (shape.size() != 4 || file.shape(pattern) != shape)
+    throw Error(file.path() + ": position_map and pattern must be [layer, head, q, k] of one shape");
+  // The heads written ("L.H"); the first one is shown.
+  int layer = 0, head = 0;
+  const auto heads = file.string_list_attribute(map, "heads");
+  if (!heads.empty() && std::sscanf(heads.front().c_str(), "%d.%d", &layer, &head) != 2) layer = head = 0;
+  if (layer < 0 || layer >= shape[0] || head < 0 || head >= shape[1])
+    throw Error(file.path() + ": its heads attribute names a head outside the maps");
+  const int64_t T = file.int_attribute(map, "source_length", shape[2]);
+  const auto labels = file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
+  const auto view_of = [&](const std::string& dataset, const std::string& what) {
+    auto d = heatmap_from_pooled(file.read_slice(dataset, {layer, head}).to(torch::kFloat32), T, T);
+    if (static_cast<int64_t>(labels.size()) == T)
+      for (const auto& l : labels) d.row_labels.push_back(display_label(l));
+    d.col_labels = d.row_labels;
+    d.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + what;
+    d.value_name = "weight / row max";
+    d.kind = HeatmapKind::Probability;
+    d.layer = layer;
+    d.head = head;
+    return d;
+  };
+  PositionView view;
+  view.layer = layer;
+  view.head = head;
+  view.pattern = view_of(pattern, "pattern");
+  view.position = view_of(map, "position only");
+  const auto methods = file.string_list_attribute(map, "methods");
+  view.method = q(static_cast<size_t>(layer) < methods.size() ? methods[static_cast<size_t>(layer)] : "");
+  view.explanation = q(file.string_attribute(map, "explanation")) +
+                     QObject::tr(" (opened from %1; %2 heads written)").arg(q(file.path())).arg(heads.size());
+  return view;
+}
+
+/// A run's capture file: the captured hooks as a table and one head's maps, read alone.
+AnalysisView captures_view(const Hdf5Reader& file, int layer, int head) {
+  AnalysisView v;
+  v.kind = QStringLiteral("captures");
+  v.table_header = {QObject::tr("hook"), QObject::tr("shape")};
+  v.csv = "hook,shape\n";
+  for (const auto& name : file.children("/captures")) {
+    std::string shape;
+    for (const auto d : file.shape("/captures/" + name)) shape += (shape.empty() ? "" : "×") + std::to_string(d);
+    v.table_rows.push_back({q(name), q(shape)});
+    v.csv += name + "," + shape + "\n";
+  }
+  const auto labels = file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
+  const auto map_of = [&](const std::string& hook, HeatmapKind kind, const std::string& what) {
+    const std::string path = "/captures/blocks." + std::to_string(layer) + ".attn." + hook;
+    if (!file.exists(path)) return HeatmapData{};
+    const auto shape = file.shape(path);
+    if (shape.size() != 4 || head < 0 || head >= shape[1]) return HeatmapData{};
+    const int64_t T = file.int_attribute(path, "source_length", shape[2]);
+    auto d = heatmap_from_pooled(file.read_slice(path, {0, head}).to(torch::kFloat32), T, T);
+    if (static_cast<int64_t>(labels.size()) >= T)
+      for (int64_t i = 0; i < T; ++i) d.row_labels.push_back(display_label(labels[static_cast<size_t>(i)]));
+    d.col_labels = d.row_labels;
+    d.title = "layer " + std::to_string(layer) + ", stored head " + std::to_string(head) + " — " + what;
+    d.value_name = what;
+    d.kind = kind;
+    d.layer = layer;
+    d.head = head;
+    return d;
+  };
+  v.left = map_of("hook_pattern", HeatmapKind::Probability, "pattern");
+  v.right = map_of("hook_attn_scores", HeatmapKind::Logit, "scores");
+  v.title = QObject::tr("Captures of %1").arg(q(file.string_attribute("/", "checkpoint")));
+  v.summary = v.left.values.empty()
+                  ? QObject::tr("%1 hooks captured; layer %2 has no hook_pattern of head %3 (choose another "
+                                "layer or head)")
+                        .arg(v.table_rows.size())
+                        .arg(layer)
+                        .arg(head)
+                  : QObject::tr("%1 hooks captured; layer %2, stored head %3 shown (layer and head choose)")
+                        .arg(v.table_rows.size())
+                        .arg(layer)
+                        .arg(head);
+  if (v.right.values.empty()) v.right = v.left;  // pattern only: drawn once more on the right
+  v.file_stem = QStringLiteral("captures");
+  return v;
+}
+
 /// A probe file (`probe`) or a series (`compare`, a merged sweep of probes) for the Frequencies
 /// panel: a SeriesSummary, its per_layer empty for a single probe.
 SeriesSummary frequency_file(const Hdf5Reader& file, const QString& path) {
@@ -342,8 +473,8 @@ Work heinsen_states_job(const RunInput& input) {
   };
 }
 
-Work open_analysis_job(const QString& path) {
-  return [path](WorkerContext&) -> std::any {
+Work open_analysis_job(const QString& path, int layer, int head) {
+  return [path, layer, head](WorkerContext&) -> std::any {
     const Hdf5Reader file(path.toStdString());
     const auto version = file.string_attribute("/", "poslens_version");
     if (version.empty())
@@ -354,6 +485,17 @@ Work open_analysis_job(const QString& path) {
     const auto checkpoint = file.string_attribute("/", "checkpoint");
     const auto name = stem(checkpoint);
     if (file.exists("/analysis/probe") || file.exists("/analysis/compare")) return frequency_file(file, path);
+    if (file.exists("/analysis/frequencies")) {
+      SeriesSummary s;
+      s.last = decomposition_file(file, path);
+      return s;
+    }
+    if (file.exists("/analysis/position_map")) return position_file(file);
+    if (file.exists("/captures")) {
+      auto v = captures_view(file, layer, head);
+      v.provenance = provenance(file.string_attribute("/", "checkpoint"), file.string_attribute("/", "weights_sha256"), path);
+      return v;
+    }
     AnalysisView v;
     if (file.exists("/analysis/frequency_usage")) {
       FrequencyUsage u;

@@ -51,6 +51,23 @@ FrequencySummary probe_summary(const ProbeResult& probe, const std::string& note
   return s;
 }
 
+FrequencySummary decomposition_summary(const TextDecomposition& d, int n_layers, int n_heads, const std::string& name) {
+  FrequencySummary summary;
+  summary.n_layers = n_layers;
+  summary.n_heads = n_heads;
+  summary.per_head = true;
+  summary.from_input = true;
+  summary.curves.resize(static_cast<size_t>(n_layers * (n_heads + 1)));
+  const int kept = static_cast<int>(d.components.size(0));  // every head, or the one kept
+  for (int h = -1; h < kept; ++h) {
+    const int head = d.head >= 0 ? (h < 0 ? -1 : d.head) : h;
+    summary.curves[static_cast<size_t>(d.layer * (n_heads + 1) + head + 1)] = text_curves(d, h, name);
+  }
+  for (auto& c : summary.curves)
+    for (auto& label : c.key_labels) label = display_label(label);
+  return summary;
+}
+
 SeriesSummary series_summary(const CompareResult& result, const QString& folder) {
   SeriesSummary summary;
   summary.folder = folder;
@@ -94,17 +111,9 @@ Work decompose_job(const RunInput& input, int layer) {
     const auto ids = input_ids(loaded, input);
     const auto start = std::chrono::steady_clock::now();
     const auto d = decompose_text(loaded, ids, layer);
-    FrequencySummary summary;
-    summary.n_layers = static_cast<int>(loaded.model->config().n_layers);
-    summary.n_heads = static_cast<int>(loaded.model->config().n_heads);
-    summary.per_head = true;
-    summary.from_input = true;
-    summary.curves.resize(static_cast<size_t>(summary.n_layers * (summary.n_heads + 1)));
-    for (int h = -1; h < summary.n_heads; ++h)
-      summary.curves[static_cast<size_t>(layer * (summary.n_heads + 1) + h + 1)] =
-          text_curves(d, h, std::filesystem::path(loaded.path).filename().string());
-    for (auto& c : summary.curves)
-      for (auto& label : c.key_labels) label = display_label(label);
+    auto summary = decomposition_summary(d, static_cast<int>(loaded.model->config().n_layers),
+                                         static_cast<int>(loaded.model->config().n_heads),
+                                         std::filesystem::path(loaded.path).filename().string());
     summary.note = QObject::tr("%1 tokens, decomposed in %2 s").arg(ids.size()).arg(seconds_since(start), 0, 'f', 2);
     return summary;
   };

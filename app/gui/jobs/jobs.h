@@ -58,6 +58,9 @@ Work heinsen_states_job(const RunInput& input);
 /// probe -> SeriesSummary with no series (its `last`); compare or a merged sweep of probes ->
 /// SeriesSummary. Fails with a message naming the file for another version's, a truncated or
 /// a foreign file.
-Work open_analysis_job(const QString& path);
+/// A run's captures (`poslens-cli run`) -> AnalysisView: every captured hook and its shape as a
+/// table, and layer `layer`'s hook_pattern (beside its hook_attn_scores when captured) of the
+/// `head`-th stored head (head-selected captures store only some heads), sequence 0.
+Work open_analysis_job(const QString& path, int layer = 0, int head = 0);
 
 }  // namespace poslens::gui

@@ -45,6 +45,11 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   offset_->setToolTip(tr("Position offset: added to every position index (absolute tables, RoPE angles, "
                          "additive terms' indices)"));
   offset_->setVisible(false);
+  head_ = new QSpinBox;
+  head_->setPrefix(tr("head "));
+  head_->setRange(0, 4095);
+  head_->setToolTip(tr("A capture file: the stored head shown"));
+  head_->setVisible(false);
   run_ = new QPushButton(tr("Run"));
   auto* open = new QPushButton(tr("Open file…"));
   open->setToolTip(tr("Show an analysis file poslens-cli wrote (heads, massive-activations, "
@@ -55,6 +60,7 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   top->addWidget(analysis_, 1);
   top->addWidget(layer_);
   top->addWidget(offset_);
+  top->addWidget(head_);
   top->addWidget(run_);
   top->addWidget(open);
   top->addWidget(export_);
@@ -81,7 +87,7 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   curves_ = new CurvePlot;
   curves_->setVisible(false);
   layout->addWidget(curves_, 2);
-  layout->addWidget(maps_, 1);
+  layout->addWidget(maps_, 3);
   layout->addWidget(table_, 1);
 
   connect(run_, &QPushButton::clicked, this, [this] {
@@ -106,6 +112,11 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
     if (!path.isEmpty()) openFile(path);
   });
   connect(export_, &QPushButton::clicked, this, &AnalysesPanel::exportDialog);
+  // A capture file shows one head at a time: choosing another reads it from the file.
+  for (QSpinBox* spin : {layer_, head_})
+    connect(spin, &QSpinBox::valueChanged, this, [this] {
+      if (shown_.kind == QStringLiteral("captures") && !file_.isEmpty()) openFile(file_);
+    });
   connect(analysis_, &QComboBox::currentIndexChanged, this, [this](int index) {
     layer_->setVisible(index == FrequencyUsage);
     offset_->setVisible(index == PositionOffset);
@@ -142,16 +153,24 @@ void AnalysesPanel::run(Analysis analysis, const QString& other) {
 
 void AnalysesPanel::openFile(const QString& path) {
   session().submit(QStringLiteral("analysis"), tr("Reading %1…").arg(QFileInfo(path).fileName()),
-                   open_analysis_job(path), [this](const std::any& result) {
+                   open_analysis_job(path, layer_->value(), head_->value()), [this, path](const std::any& result) {
                      if (const auto* series = std::any_cast<SeriesSummary>(&result))
                        emit frequencyFileOpened(*series);
-                     else
+                     else if (const auto* position = std::any_cast<PositionView>(&result))
+                       emit positionFileOpened(*position);
+                     else {
+                       file_ = path;
                        show(std::any_cast<AnalysisView>(result));
+                     }
                    });
 }
 
 void AnalysesPanel::show(const AnalysisView& view) {
   shown_ = view;
+  const bool captures = view.kind == QStringLiteral("captures");
+  if (captures) layer_->setMaximum(4095);  // the file says which layers exist
+  layer_->setVisible(captures || analysis_->currentIndex() == FrequencyUsage);
+  head_->setVisible(captures);
   summary_->setText(QStringLiteral("<b>%1</b> — %2").arg(view.title.toHtmlEscaped(), view.summary.toHtmlEscaped()));
   provenance_->setText(view.provenance);
   maps_->setVisible(view.has_maps());

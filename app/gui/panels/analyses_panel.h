@@ -6,6 +6,7 @@
 // a summary line, the weights' SHA-256, and exports: the figure (PNG/PDF/SVG) and the CLI's CSV.
 #include "app/gui/analysis_types.h"
 #include "app/gui/frequency_types.h"
+#include "app/gui/position_types.h"
 #include "app/gui/panels/panel.h"
 
 class QComboBox;
@@ -49,6 +50,8 @@ class AnalysesPanel : public Panel {
  signals:
   /// A probe (no series) or comparison file was opened: the Frequencies panel shows it.
   void frequencyFileOpened(const poslens::gui::SeriesSummary& summary);
+  /// A position-map file was opened: the Position map panel shows its first head.
+  void positionFileOpened(const poslens::gui::PositionView& view);
 
  public:
   const AnalysisView& shown() const { return shown_; }
@@ -66,6 +69,8 @@ class AnalysesPanel : public Panel {
   QComboBox* analysis_ = nullptr;
   QSpinBox* layer_ = nullptr;
   QSpinBox* offset_ = nullptr;  ///< Position offset: Δ
+  QSpinBox* head_ = nullptr;    ///< a capture file's head shown
+  QString file_;                ///< the analysis file shown (a capture file re-reads its heads)
   bool rotary_ = false;         ///< the open model rotates q and k (RoPE scalings apply)
   QPushButton* run_ = nullptr;
   QPushButton* export_ = nullptr;

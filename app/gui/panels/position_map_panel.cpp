@@ -120,6 +120,11 @@ void PositionMapPanel::show(const PositionView& view) {
   emit figureChanged();
 }
 
+void PositionMapPanel::showFile(const PositionView& view) {
+  show(view);
+  following_ = false;  // the file's head: selecting another head asks nothing of a model
+}
+
 void PositionMapPanel::showRight(int index) {
   if (right_->currentIndex() != index) {
     const QSignalBlocker quiet(right_);

@@ -48,6 +48,9 @@ class PositionMapPanel : public Panel {
   void showRight(int index);
   /// Asks for the selected head's maps on the session's input (the Compute button).
   void compute();
+  /// Shows maps read from a position-map file (no model needed; head selections do not
+  /// recompute them).
+  void showFile(const PositionView& view);
   /// The maps of the shown head (the last result).
   const PositionView& shown() const { return shown_; }
 
