@@ -184,7 +184,6 @@ void length_loss(const LengthLossCommand& c) {
   for (size_t k = 0; k < c.checkpoints.size(); ++k) {
     ModelOptions options = c.model;
     options.checkpoint = c.checkpoints[k];
-    options.tokenizer = c.model.tokenizer.empty() ? "" : c.model.tokenizer;
     const auto loaded = k == 0 ? LoadedModel{} : load_model(options);
     const auto& model = k == 0 ? first : loaded;
     if (k > 0 && model.tokenizer && model.tokenizer->encode(text, false) != ids)
