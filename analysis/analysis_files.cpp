@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analysis/csv_text.h"
 #include "core/base/error.h"
 #include "core/position/rope_scaling.h"
 #include "core/runtime/run.h"
@@ -14,21 +15,6 @@ namespace {
 
 at::Tensor ids_tensor(const AnalysisInput& input) {
   return torch::tensor(input.ids, torch::kLong).unsqueeze(0);
-}
-
-/// A number for CSV: 9 significant digits, empty for NaN.
-std::string number(double v) {
-  if (std::isnan(v)) return "";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", v);
-  return text;
-}
-
-/// A token label for CSV: quoted, inner quotes doubled (RFC 4180).
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 }  // namespace
@@ -61,9 +47,9 @@ std::string massive_activations_csv(const MassiveActivations& m, const std::vect
       // display_label: one line (a BOS piece "\n<s>\n" shows as \n<s>\n).
       const std::string token =
           pos < static_cast<int64_t>(labels.size()) ? display_label(labels[static_cast<size_t>(pos)]) : "";
-      text += std::to_string(l) + "," + std::to_string(r) + "," + number(v) + "," + number(std::abs(v)) + "," +
-              std::to_string(pos) + "," + quoted(token) + "," + std::to_string(m.top_dims[l][r].item<int64_t>()) +
-              "," + number(median) + "," + number(median > 0 ? std::abs(v) / median : NAN) + "," +
+      text += std::to_string(l) + "," + std::to_string(r) + "," + csv_number(v) + "," + csv_number(std::abs(v)) + "," +
+              std::to_string(pos) + "," + csv_quoted(token) + "," + std::to_string(m.top_dims[l][r].item<int64_t>()) +
+              "," + csv_number(median) + "," + csv_number(median > 0 ? std::abs(v) / median : NAN) + "," +
               (m.massive[l][r].item<bool>() ? "1" : "0") + "\n";
     }
   }
@@ -100,8 +86,8 @@ std::string frequency_usage_csv(const FrequencyUsage& u) {
     for (int64_t h = 0; h < H; ++h)
       for (int64_t c = 0; c < C; ++c)
         text += std::to_string(l) + "," + std::to_string(h) + "," + std::to_string(c) + "," +
-                number(theta[c].item<double>()) + "," + number(u.q_norm[l][h][c].item<double>()) + "," +
-                number(u.k_norm[l][h / group][c].item<double>()) + "\n";
+                csv_number(theta[c].item<double>()) + "," + csv_number(u.q_norm[l][h][c].item<double>()) + "," +
+                csv_number(u.k_norm[l][h / group][c].item<double>()) + "\n";
   return text;
 }
 
@@ -125,7 +111,7 @@ std::string divergence_csv(const PatternDivergence& r) {
   std::string text = "layer,head,js_divergence\n";
   for (int64_t l = 0; l < r.per_head.size(0); ++l)
     for (int64_t h = 0; h < r.per_head.size(1); ++h)
-      text += std::to_string(l) + "," + std::to_string(h) + "," + number(r.per_head[l][h].item<double>()) + "\n";
+      text += std::to_string(l) + "," + std::to_string(h) + "," + csv_number(r.per_head[l][h].item<double>()) + "\n";
   return text;
 }
 
@@ -155,12 +141,12 @@ void write_length_loss_hdf5(const std::string& path, const std::vector<LossCurve
 
 std::string length_loss_csv(const std::vector<LossCurve>& curves) {
   std::string text = "position";
-  for (const auto& c : curves) text += "," + quoted(c.name);
+  for (const auto& c : curves) text += "," + csv_quoted(c.name);
   text += "\n";
   const int64_t T = curves.empty() ? 0 : curves[0].loss.size(0);
   for (int64_t i = 0; i < T; ++i) {
     text += std::to_string(i);
-    for (const auto& c : curves) text += "," + number(c.loss[i].item<double>());
+    for (const auto& c : curves) text += "," + csv_number(c.loss[i].item<double>());
     text += "\n";
   }
   return text;
@@ -202,10 +188,10 @@ std::string heinsen_states_csv(const HeinsenStates& s, const std::vector<std::st
   const int64_t T = state.size(0), F = state.size(1);
   const double *ps = state.data_ptr<double>(), *pd = decay.data_ptr<double>(), *pl = logits.data_ptr<double>();
   for (int64_t i = 0; i < T; ++i) {
-    const std::string token = i < static_cast<int64_t>(labels.size()) ? quoted(display_label(labels[static_cast<size_t>(i)])) : "";
+    const std::string token = i < static_cast<int64_t>(labels.size()) ? csv_quoted(display_label(labels[static_cast<size_t>(i)])) : "";
     for (int64_t f = 0; f < F; ++f)
-      text += std::to_string(i) + "," + token + "," + std::to_string(f) + "," + number(ps[i * F + f]) + "," +
-              number(pd[i * F + f]) + "," + number(pl[i * F + f]) + "\n";
+      text += std::to_string(i) + "," + token + "," + std::to_string(f) + "," + csv_number(ps[i * F + f]) + "," +
+              csv_number(pd[i * F + f]) + "," + csv_number(pl[i * F + f]) + "\n";
   }
   return text;
 }

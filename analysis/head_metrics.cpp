@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "analysis/csv_text.h"
 #include "core/runtime/run.h"
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
@@ -53,17 +54,10 @@ std::string head_metrics_csv(int64_t n_layers, int64_t n_heads, const std::vecto
   std::string text = "layer,head";
   for (const auto& name : names) text += "," + name;
   text += "\n";
-  char number[32];
   for (int64_t i = 0; i < n_layers * n_heads; ++i) {
     text += std::to_string(i / n_heads) + "," + std::to_string(i % n_heads);
-    for (size_t m = 0; m < names.size(); ++m) {
-      const double v = values.at(static_cast<size_t>(i) * names.size() + m);
-      text += ",";
-      if (!std::isnan(v)) {
-        std::snprintf(number, sizeof number, "%.9g", v);
-        text += number;
-      }
-    }
+    for (size_t m = 0; m < names.size(); ++m)
+      text += "," + csv_number(values.at(static_cast<size_t>(i) * names.size() + m));
     text += "\n";
   }
   return text;
@@ -114,8 +108,9 @@ void HeadMetricsSink::block(const HookPoint& point, const MapBlock& block) {
     if (offset > -block.rows() && offset < block.keys())
       sums.select(1, kPrevious) += total(p.diagonal(offset, 2, 3));
     if (ids_.defined()) {
+      if (ids_.device() != dev) ids_ = ids_.to(dev);  // once: blocks come on the model's device
       const auto [duplicate, induction] =
-          detector_masks(ids_.to(dev), block.q_begin, block.rows(), block.k_begin, block.keys());
+          detector_masks(ids_, block.q_begin, block.rows(), block.k_begin, block.keys());
       sums.select(1, kDuplicate) += total((p * duplicate.unsqueeze(1)).sum(-1));
       sums.select(1, kInduction) += total((p * induction.unsqueeze(1)).sum(-1));
     }

@@ -9,19 +9,10 @@
 #include "core/runtime/attention.h"
 #include "core/runtime/hook_sink.h"
 #include "core/runtime/run.h"
+#include "core/runtime/sinks.h"
 
 namespace poslens {
 namespace {
-
-/// Keeps every layer's attention inputs (q, k, and v or the block input where the encoding's
-/// scores read them): what the first model's maps are recomputed from.
-class KeepInputs : public HookSink {
- public:
-  bool wants(const HookPoint&) const override { return false; }
-  bool wants_attention_inputs(int) const override { return true; }
-  void attention_inputs(const LayerAttentionInputs& in) override { layers.push_back(in); }
-  std::vector<LayerAttentionInputs> layers;
-};
 
 /// Receives the second model's pattern blocks and compares each with the first model's same
 /// rows, recomputed from its kept inputs.
@@ -114,13 +105,14 @@ PatternDivergence compute_pattern_divergence(const LoadedModel& a, const LoadedM
   c10::InferenceMode inference;
   ForwardOptions options;
   options.logits = LogitsReturned::None;
-  KeepInputs kept;
+  std::vector<LayerAttentionInputs> inputs;
+  AttentionInputsSink kept(inputs, ca.n_layers, a.model->position_encoding().scores_read_values());
   const auto with = [](HookSink& main, HookSink* extra) {
     return extra ? SinkFanout({&main, extra}) : SinkFanout({&main});
   };
   auto first = with(kept, passes.a_extra);
   a.model->forward(tokens, first, progress.part(0.0, 0.4, "first model").layers(), options);
-  DivergenceSink sink(a, std::move(kept.layers), ca.n_heads, T);
+  DivergenceSink sink(a, std::move(inputs), ca.n_heads, T);
   auto second = with(sink, passes.b_extra);
   ForwardOptions shifted = options;
   shifted.position_offset = passes.b_offset;

@@ -6,7 +6,7 @@
 // M = (P + Q)/2, in nats (0 … ln 2). Two checkpoints of one run show which heads moved.
 //
 // Nothing of size T² is kept: the first model's pass keeps each layer's attention inputs
-// (O(layer · T · d)); the second's pattern blocks arrive as it makes them, and the first model's
+// (AttentionInputsSink, O(layer · T · d)); the second's pattern blocks arrive as it makes them, and the first model's
 // same rows are recomputed from its inputs (LayerAttention, the forward's own code).
 #include <cstdint>
 #include <vector>

@@ -119,6 +119,25 @@ def hf_outputs(model, **inputs):
 # ----------------------------------------------------------------------------------------------
 # BLOOM
 # ----------------------------------------------------------------------------------------------
+def add_outputs(ref: "OrderedDict[str, torch.Tensor]", o) -> None:
+    """Every layer's attention pattern and hidden state of HF outputs `o`, as float32 entries."""
+    for l, a in enumerate(o.attentions):
+        ref[f"attentions.{l}"] = f32(a)
+    for i, h in enumerate(o.hidden_states):
+        ref[f"hidden_states.{i}"] = f32(h)
+
+
+def check_reload(name: str, d: str, model_cls, config_cls, tied: set, expected: torch.Tensor, **inputs) -> None:
+    """Loads the saved folder `d` back into HF's `model_cls` (the `tied` keys may be missing:
+    tie_weights restores them) and checks it reproduces the logits `expected`."""
+    loaded, _ = load_safetensors(os.path.join(d, "model.safetensors"))
+    m2 = model_cls(config_cls(**json.load(open(os.path.join(d, "config.json")))))
+    missing, unexpected = m2.load_state_dict(loaded, strict=False)
+    assert not unexpected and set(missing) <= tied, (missing, unexpected)
+    m2.tie_weights()
+    check_close(f"{name} logits", hf_outputs(m2, **inputs).logits, expected)
+
+
 def case_bloom(out: str, tf, src: str) -> None:
     from transformers.models.bloom import modeling_bloom as mb
     from transformers.models.bloom.configuration_bloom import BloomConfig
@@ -142,10 +161,7 @@ def case_bloom(out: str, tf, src: str) -> None:
     slopes = mb.build_alibi_tensor(torch.ones(1, 12), 6, torch.float32)[:, 0, 1]  # position 1 = slope
     print(f"  BLOOM slopes (n_head 6): {slopes.tolist()}")
     ref = OrderedDict(input_ids=ids, logits=f32(o.logits))
-    for l, a in enumerate(o.attentions):
-        ref[f"attentions.{l}"] = f32(a)
-    for i, h in enumerate(o.hidden_states):
-        ref[f"hidden_states.{i}"] = f32(h)
+    add_outputs(ref, o)
     ref["alibi_slopes"] = f32(slopes)
     attn_stats("bloom", o.attentions)
 
@@ -220,10 +236,7 @@ def case_mpt(out: str, tf, src: str) -> None:
     print(f"  MPT slopes (n_heads 6, alibi_bias_max 8): {slopes.tolist()}")
 
     ref = OrderedDict(input_ids=ids, logits=f32(o.logits))
-    for l, a in enumerate(o.attentions):
-        ref[f"attentions.{l}"] = f32(a)
-    for i, h in enumerate(o.hidden_states):
-        ref[f"hidden_states.{i}"] = f32(h)
+    add_outputs(ref, o)
     ref["alibi_slopes"] = f32(slopes)
     ref["qkv_clipped_count"] = torch.tensor(clipped, dtype=torch.int64)
     attn_stats("mpt", o.attentions)
@@ -240,12 +253,7 @@ def case_mpt(out: str, tf, src: str) -> None:
     save_safetensors(sd, os.path.join(d, "model.safetensors"), metadata={"format": "pt"})
     save_reference(os.path.join(d, "reference.safetensors"), ref, "mpt", src)
 
-    loaded, _ = load_safetensors(os.path.join(d, "model.safetensors"))
-    m2 = mm.MptForCausalLM(MptConfig(**json.load(open(os.path.join(d, "config.json")))))
-    missing, unexpected = m2.load_state_dict(loaded, strict=False)
-    assert not unexpected and set(missing) <= {"lm_head.weight"}, (missing, unexpected)
-    m2.tie_weights()
-    check_close("mpt logits", hf_outputs(m2, input_ids=ids).logits, o.logits)
+    check_reload("mpt", d, mm.MptForCausalLM, MptConfig, {"lm_head.weight"}, o.logits, input_ids=ids)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -328,10 +336,7 @@ def case_bert(out: str, tf, src: str) -> None:
     tt = torch.tensor([[0] * 7 + [1] * (T - 7)], dtype=torch.int64)
     o = hf_outputs(model, input_ids=ids, token_type_ids=tt)
     ref = OrderedDict(input_ids=ids, token_type_ids=tt, logits=f32(o.logits))
-    for l, a in enumerate(o.attentions):
-        ref[f"attentions.{l}"] = f32(a)
-    for i, h in enumerate(o.hidden_states):
-        ref[f"hidden_states.{i}"] = f32(h)
+    add_outputs(ref, o)
     attn_stats("bert", o.attentions)
 
     d = folder(out, "bert")
@@ -341,13 +346,9 @@ def case_bert(out: str, tf, src: str) -> None:
     save_reference(os.path.join(d, "reference.safetensors"), ref, "bert", src)
     print(f"  bert head keys: {[k for k in sd if k.startswith('cls.')]}")
 
-    loaded, _ = load_safetensors(os.path.join(d, "model.safetensors"))
-    m2 = mb.BertForMaskedLM(BertConfig(**json.load(open(os.path.join(d, "config.json")))))
-    missing, unexpected = m2.load_state_dict(loaded, strict=False)
-    assert not unexpected and set(missing) <= {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}, \
-        (missing, unexpected)
-    m2.tie_weights()
-    check_close("bert logits", hf_outputs(m2, input_ids=ids, token_type_ids=tt).logits, o.logits)
+    check_reload("bert", d, mb.BertForMaskedLM, BertConfig,
+                 {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}, o.logits,
+                 input_ids=ids, token_type_ids=tt)
 
 
 def case_roberta(out: str, tf, src: str) -> None:
@@ -370,10 +371,7 @@ def case_roberta(out: str, tf, src: str) -> None:
     print(f"  roberta position ids: {pos.tolist()}")
     o = hf_outputs(model, input_ids=ids)
     ref = OrderedDict(input_ids=ids, position_ids=pos, logits=f32(o.logits))
-    for l, a in enumerate(o.attentions):
-        ref[f"attentions.{l}"] = f32(a)
-    for i, h in enumerate(o.hidden_states):
-        ref[f"hidden_states.{i}"] = f32(h)
+    add_outputs(ref, o)
     attn_stats("roberta", o.attentions)
 
     d = folder(out, "roberta")
@@ -383,13 +381,8 @@ def case_roberta(out: str, tf, src: str) -> None:
     save_reference(os.path.join(d, "reference.safetensors"), ref, "roberta", src)
     print(f"  roberta head keys: {[k for k in sd if k.startswith('lm_head')]}")
 
-    loaded, _ = load_safetensors(os.path.join(d, "model.safetensors"))
-    m2 = mr.RobertaForMaskedLM(RobertaConfig(**json.load(open(os.path.join(d, "config.json")))))
-    missing, unexpected = m2.load_state_dict(loaded, strict=False)
-    assert not unexpected and set(missing) <= {"lm_head.decoder.weight", "lm_head.decoder.bias"}, \
-        (missing, unexpected)
-    m2.tie_weights()
-    check_close("roberta logits", hf_outputs(m2, input_ids=ids).logits, o.logits)
+    check_reload("roberta", d, mr.RobertaForMaskedLM, RobertaConfig,
+                 {"lm_head.decoder.weight", "lm_head.decoder.bias"}, o.logits, input_ids=ids)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -31,41 +31,6 @@ namespace {
 
 constexpr int kThumbnailCells = 48;
 
-/// Keeps what every layer's attention is computed from (AttentionState::layers). Every layer's
-/// q and k are copied into one allocation made at the first layer, so that what is kept does
-/// not sit between each layer's freed temporaries and pin their holes (docs/performance.md).
-class KeepAttentionInputs : public HookSink {
- public:
-  KeepAttentionInputs(std::vector<LayerAttentionInputs>& out, int64_t n_layers, bool keep_values)
-      : out_(out), n_layers_(n_layers), keep_values_(keep_values) {}
-  bool wants(const HookPoint&) const override { return false; }
-  bool wants_attention_inputs(int) const override { return true; }
-  void attention_inputs(const LayerAttentionInputs& in) override {
-    LayerAttentionInputs kept = in;
-    kept.q = into(q_all_, in.q, in.layer);
-    kept.k = into(k_all_, in.k, in.layer);
-    if (!keep_values_) kept.v = at::Tensor();  // maps need q and k only
-    out_.push_back(std::move(kept));
-  }
-
- private:
-  /// `x` copied into layer `layer` of `all` ([layer, ...x's shape], made on first use).
-  at::Tensor into(at::Tensor& all, const at::Tensor& x, int layer) const {
-    if (!all.defined()) {
-      auto shape = x.sizes().vec();
-      shape.insert(shape.begin(), n_layers_);
-      all = at::empty(shape, x.options());
-    }
-    if (layer < 0 || layer >= n_layers_ || all[0].sizes() != x.sizes()) return x;  // not uniform: keep as made
-    return all[layer].copy_(x);
-  }
-
-  std::vector<LayerAttentionInputs>& out_;
-  int64_t n_layers_;
-  bool keep_values_;
-  at::Tensor q_all_, k_all_;
-};
-
 /// One forward pass over `ids` keeping the attention inputs (and whatever `extra` wants); the
 /// logits prediction_logits() names (a causal LM's last position, a masked LM's every position)
 /// into `last_logits` when given.
@@ -77,7 +42,7 @@ AttentionState attention_state(const LoadedModel& loaded, const RunInput& input,
   s.ids = std::move(ids);
   s.labels = token_labels(loaded, s.ids);
   s.pieces = token_pieces(loaded, s.ids);
-  KeepAttentionInputs keep(s.layers, loaded.model->config().n_layers,
+  AttentionInputsSink keep(s.layers, loaded.model->config().n_layers,
                            loaded.model->position_encoding().scores_read_values());
   std::vector<HookSink*> sinks{&keep};
   if (extra) sinks.push_back(extra);

@@ -2,7 +2,6 @@
 // target folder and renamed onto the target only once complete and closed.
 #include "core/formats/hdf5_export.h"
 
-#include <H5Cpp.h>
 #include <unistd.h>
 
 #include <torch/torch.h>
@@ -18,6 +17,7 @@
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
+#include "core/formats/hdf5_call.h"
 
 namespace poslens {
 namespace {
@@ -29,13 +29,6 @@ constexpr std::uint64_t kCompressAbove = std::uint64_t{1} << 20;  // 1 MiB
 /// Target size of one chunk: one attention row block is read without touching the rest.
 constexpr std::uint64_t kChunkTarget = std::uint64_t{1} << 20;    // 1 MiB
 
-
-/// Collects the descriptions of the current HDF5 error stack, outermost first.
-herr_t collect_error(unsigned /*n*/, const H5E_error2_t* err, void* data) {
-  auto* out = static_cast<std::vector<std::string>*>(data);
-  if (err && err->desc && *err->desc) out->emplace_back(err->desc);
-  return 0;
-}
 
 /// The components of an absolute HDF5 path ("/a/b/c" -> a, b, c).
 std::vector<std::string> split_path(const std::string& path) {
@@ -57,33 +50,18 @@ class Writer {
   /// the error stack) between the failure and the catch.
   template <typename F>
   auto op(const std::string& what, F&& f) -> decltype(f()) {
-    try {
-      return f();
-    } catch (const H5::Exception& e) {
-      std::vector<std::string> stack;
-      H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &stack);
-      std::string msg = "HDF5 export to '" + path_ + "': " + what + " failed (" +
-                        e.getFuncName() + ": " + e.getDetailMsg();
-      if (!stack.empty()) msg += ": " + stack.back();
-      msg += ")";
-      throw Error(msg);
-    }
+    return hdf5::call("HDF5 export to '" + path_ + "'", what, std::forward<F>(f));
   }
 
   [[noreturn]] void fail(const std::string& what) const {
     throw Error("HDF5 export to '" + path_ + "': " + what);
   }
 
-  static H5::StrType utf8_string_type() {
-    H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
-    type.setCset(H5T_CSET_UTF8);
-    return type;
-  }
 
   /// Scalar variable-length UTF-8 string attribute on `obj`.
   void string_attribute(H5::H5Object& obj, const std::string& where, const std::string& name,
                         const std::string& value) {
-    const H5::StrType type = utf8_string_type();
+    const H5::StrType type = hdf5::utf8_string_type();
     const H5::DataSpace scalar(H5S_SCALAR);
     H5::Attribute attr = op("creating attribute '" + name + "' on " + where,
                             [&] { return obj.createAttribute(name, type, scalar); });
@@ -94,7 +72,7 @@ class Writer {
   /// 1-D variable-length UTF-8 string attribute (h5py reads it as an array of str).
   void string_list_attribute(H5::H5Object& obj, const std::string& where,
                              const std::string& name, const std::vector<std::string>& values) {
-    const H5::StrType type = utf8_string_type();
+    const H5::StrType type = hdf5::utf8_string_type();
     const hsize_t n = values.size();
     const H5::DataSpace space(1, &n);
     H5::Attribute attr = op("creating attribute '" + name + "' on " + where,
@@ -198,7 +176,7 @@ class Writer {
   H5::DataSet write_strings(H5::Group& group, const std::string& name, const std::string& where,
                             const std::vector<std::string>& values,
                             const std::vector<std::string>& dims_names) {
-    const H5::StrType type = utf8_string_type();
+    const H5::StrType type = hdf5::utf8_string_type();
     const hsize_t n = values.size();
     const H5::DataSpace space(1, &n);
     H5::DataSet ds = op("creating dataset " + where,
@@ -273,7 +251,7 @@ class Writer {
          [&] { id_ds.write(data.data_ptr<int64_t>(), H5::PredType::NATIVE_INT64); });
     string_list_attribute(id_ds, "/tokens/ids", "dims", {"batch", "pos"});
 
-    const H5::StrType type = utf8_string_type();
+    const H5::StrType type = hdf5::utf8_string_type();
     H5::DataSet text_ds = op("creating dataset /tokens/text",
                              [&] { return group.createDataSet("text", type, space); });
     std::vector<const char*> ptrs;
@@ -543,7 +521,7 @@ void Hdf5Writer::copy_file(const std::string& source, const std::string& group_p
       const herr_t status = H5Ocopy(root.getId(), name.c_str(), target.getId(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
       if (status < 0) w.fail("copying /" + name + " of '" + source + "' failed");
     }
-    const H5::StrType text = w.utf8_string_type();
+    const H5::StrType text = hdf5::utf8_string_type();
     const int attributes = w.op("listing attributes of '" + source + "'", [&] { return root.getNumAttrs(); });
     for (int i = 0; i < attributes; ++i) {
       H5::Attribute a = w.op("opening an attribute of '" + source + "'",

@@ -1,13 +1,12 @@
 #include "core/formats/hdf5_reader.h"
 
-#include <H5Cpp.h>
-
 #include <torch/torch.h>
 
 #include <filesystem>
 #include <optional>
 
 #include "core/base/error.h"
+#include "core/formats/hdf5_call.h"
 
 namespace poslens {
 
@@ -18,11 +17,7 @@ struct Hdf5Reader::Impl {
   /// Runs one HDF5 call; its H5::Exception becomes a poslens::Error naming the file.
   template <typename F>
   auto op(const std::string& what, F&& f) const -> decltype(f()) {
-    try {
-      return f();
-    } catch (const H5::Exception& e) {
-      throw Error(path + ": " + what + " failed (" + e.getDetailMsg() + ")");
-    }
+    return hdf5::call(path, what, std::forward<F>(f));
   }
   H5::DataSet dataset(const std::string& name) const {
     if (!exists(name)) throw Error(path + ": no dataset " + name);
@@ -148,8 +143,7 @@ std::vector<std::string> Hdf5Reader::read_strings(const std::string& name) const
   impl_->check_size(shape, 16, name);
   int64_t count = 1;
   for (const auto d : shape) count *= d;
-  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
-  type.setCset(H5T_CSET_UTF8);  // as written (hdf5_export.cpp): HDF5 will not convert between charsets
+  const H5::StrType type = hdf5::utf8_string_type();
   std::vector<char*> raw(static_cast<size_t>(count), nullptr);
   if (!raw.empty()) impl_->op("reading " + name, [&] { ds.read(raw.data(), type); });
   std::vector<std::string> out;
@@ -196,8 +190,7 @@ std::vector<std::string> Hdf5Reader::string_list_attribute(const std::string& ob
   hsize_t n = 0;
   a->getSpace().getSimpleExtentDims(&n);
   if (n > (hsize_t{1} << 24)) throw Error(impl_->path + ": attribute " + name + " of " + object + " is too long");
-  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
-  type.setCset(H5T_CSET_UTF8);
+  const H5::StrType type = hdf5::utf8_string_type();
   std::vector<char*> raw(static_cast<size_t>(n), nullptr);
   if (n > 0) impl_->op("reading attribute " + name + " of " + object, [&] { a->read(type, raw.data()); });
   std::vector<std::string> out;

@@ -112,4 +112,22 @@ at::Tensor LastRowSink::find(const HookPoint& point) const {
   return {};
 }
 
+void AttentionInputsSink::attention_inputs(const LayerAttentionInputs& in) {
+  LayerAttentionInputs kept = in;
+  kept.q = into(q_all_, in.q, in.layer);
+  kept.k = into(k_all_, in.k, in.layer);
+  if (!keep_values_) kept.v = at::Tensor();  // maps need q and k only
+  out_.push_back(std::move(kept));
+}
+
+at::Tensor AttentionInputsSink::into(at::Tensor& all, const at::Tensor& x, int layer) const {
+  if (!all.defined()) {
+    auto shape = x.sizes().vec();
+    shape.insert(shape.begin(), n_layers_);
+    all = at::empty(shape, x.options());
+  }
+  if (layer < 0 || layer >= n_layers_ || all[0].sizes() != x.sizes()) return x;  // not uniform: keep as made
+  return all[layer].copy_(x);
+}
+
 }  // namespace poslens

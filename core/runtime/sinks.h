@@ -46,6 +46,30 @@ class PooledMapSink : public HookSink {
   std::map<HookPoint, int64_t> strides_;
 };
 
+/// Keeps what every layer's attention is computed from (LayerAttentionInputs, in layer order,
+/// into `out`): what LayerAttention recomputes any head's rows from (the GUI's head maps, the
+/// pattern divergence's first model). Every layer's q and k are copied into one allocation made
+/// at the first layer, so that what is kept does not sit between each layer's freed temporaries
+/// and pin their holes (docs/performance.md); v is kept only with `keep_values` (encodings whose
+/// scores read values). O(layer · T · d).
+class AttentionInputsSink : public HookSink {
+ public:
+  AttentionInputsSink(std::vector<LayerAttentionInputs>& out, int64_t n_layers, bool keep_values)
+      : out_(out), n_layers_(n_layers), keep_values_(keep_values) {}
+  bool wants(const HookPoint&) const override { return false; }
+  bool wants_attention_inputs(int) const override { return true; }
+  void attention_inputs(const LayerAttentionInputs& inputs) override;
+
+ private:
+  /// `x` copied into layer `layer` of `all` ([layer, ...x's shape], made on first use).
+  at::Tensor into(at::Tensor& all, const at::Tensor& x, int layer) const;
+
+  std::vector<LayerAttentionInputs>& out_;
+  int64_t n_layers_;
+  bool keep_values_;
+  at::Tensor q_all_, k_all_;
+};
+
 /// Keeps the last query's row of the map hooks `spec` wants: float32 CPU [batch, head, T] per
 /// hook, hidden keys holding masked_value() (−inf for hook_attn_scores, else 0).
 class LastRowSink : public HookSink {

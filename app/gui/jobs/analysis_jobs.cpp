@@ -114,21 +114,19 @@ AnalysisView heads_view(const at::Tensor& values, const std::vector<std::string>
   v.title = QObject::tr("Head metrics of %1").arg(q(name));
   v.table_header = {QObject::tr("layer"), QObject::tr("head")};
   for (const auto& n : names) v.table_header << q(n);
-  v.csv = "layer,head";
-  for (const auto& n : names) v.csv += "," + n;
-  v.csv += "\n";
   for (int64_t l = 0; l < values.size(0); ++l)
     for (int64_t h = 0; h < values.size(1); ++h) {
       QStringList row = {QString::number(l), QString::number(h)};
-      v.csv += std::to_string(l) + "," + std::to_string(h);
       for (int64_t m = 0; m < values.size(2); ++m) {
         const double x = values[l][h][m].item<double>();
         row << (std::isnan(x) ? QString() : QString::number(x, 'g', 4));
-        v.csv += "," + (std::isnan(x) ? std::string() : QString::number(x, 'g', 9).toStdString());
       }
-      v.csv += "\n";
       v.table_rows.push_back(row);
     }
+  // The CLI's CSV (`heads --out x.csv`), byte for byte.
+  const auto flat = values.contiguous();
+  v.csv = head_metrics_csv(values.size(0), values.size(1),
+                           std::vector<double>(flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel()));
   v.summary = QObject::tr("%1 layers × %2 heads, %3 metrics (analysis/head_metrics.h has each formula).")
                   .arg(values.size(0))
                   .arg(values.size(1))
@@ -557,8 +555,9 @@ Work open_analysis_job(const QString& path, int layer, int head) {
     } else if (file.exists("/analysis/heads/values")) {
       const auto values = file.read("/analysis/heads/values");
       const auto names = file.read_strings("/analysis/heads/metrics");
-      if (values.dim() != 3 || values.size(2) != static_cast<int64_t>(names.size()))
-        throw Error(path.toStdString() + ": heads values and metric names disagree");
+      if (values.dim() != 3 || values.size(2) != static_cast<int64_t>(names.size()) || names != head_metric_names())
+        throw Error(path.toStdString() + ": its head metrics are not this version's (" +
+                    std::to_string(names.size()) + " metrics)");
       v = heads_view(values.to(torch::kDouble), names, name);
     } else {
       throw Error(path.toStdString() +

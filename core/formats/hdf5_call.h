@@ -1,0 +1,46 @@
+#pragma once
+// One HDF5 C++ call with its failure as a poslens::Error — shared by the HDF5 writer
+// (hdf5_export.cpp) and reader (hdf5_reader.cpp), the only translation units that include
+// HDF5's headers.
+#include <H5Cpp.h>
+
+#include <string>
+#include <vector>
+
+#include "core/base/error.h"
+
+namespace poslens::hdf5 {
+
+/// The variable-length UTF-8 string type PosLens writes and reads strings as (HDF5 does not
+/// convert between character sets).
+inline H5::StrType utf8_string_type() {
+  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+  type.setCset(H5T_CSET_UTF8);
+  return type;
+}
+
+/// Collects the descriptions of the current HDF5 error stack, outermost first (H5Ewalk2).
+inline herr_t collect_error(unsigned /*n*/, const H5E_error2_t* err, void* data) {
+  auto* out = static_cast<std::vector<std::string>*>(data);
+  if (err && err->desc && *err->desc) out->emplace_back(err->desc);
+  return 0;
+}
+
+/// Runs `f`; an H5::Exception becomes poslens::Error "`where`: `what` failed (function:
+/// detail: innermost message of HDF5's error stack)". `f` must hold a single HDF5 call, so that
+/// no HDF5 object is destroyed (which would clear the error stack) between the failure and the
+/// catch.
+template <typename F>
+auto call(const std::string& where, const std::string& what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const H5::Exception& e) {
+    std::vector<std::string> stack;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &stack);
+    std::string msg = where + ": " + what + " failed (" + e.getFuncName() + ": " + e.getDetailMsg();
+    if (!stack.empty()) msg += ": " + stack.back();
+    throw Error(msg + ")");
+  }
+}
+
+}  // namespace poslens::hdf5
