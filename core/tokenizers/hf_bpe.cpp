@@ -15,42 +15,30 @@ constexpr size_t kCacheEntries = 200'000;
 
 uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
 
-std::unordered_map<std::string, uint32_t> index_pieces(const std::vector<std::string>& pieces,
-                                                       const std::string& where) {
-  std::unordered_map<std::string, uint32_t> vocab;
-  vocab.reserve(pieces.size());
-  for (size_t id = 0; id < pieces.size(); ++id)
-    if (!vocab.emplace(pieces[id], static_cast<uint32_t>(id)).second)
-      throw Error(where + ": the token " + poslens::quoted(pieces[id]) + " appears twice");
-  return vocab;
-}
-
 }  // namespace
 
-BpeModel::BpeModel(std::vector<std::string> pieces,
-                   const std::vector<std::pair<std::string, std::string>>& merges,
+BpeModel::BpeModel(HfVocab vocab, const std::vector<std::pair<std::string, std::string>>& merges,
                    BpeOptions options, const std::string& where)
-    : pieces_(std::move(pieces)), options_(std::move(options)) {
-  vocab_ = index_pieces(pieces_, where + ": model.vocab");
+    : vocab_(std::move(vocab)), options_(std::move(options)) {
   const size_t prefix = options_.continuing_subword_prefix.size();
   merges_.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [a, b] = merges[rank];
-    const auto ia = vocab_.find(a), ib = vocab_.find(b);
+    const auto ia = vocab_.by_token().find(a), ib = vocab_.by_token().find(b);
     auto fail = [&](const std::string& token) {
       throw Error(where + ": model.merges[" + std::to_string(rank) + "] (" + poslens::quoted(a + " " + b) +
                   ") names the token " + poslens::quoted(token) + ", which is not in model.vocab");
     };
-    if (ia == vocab_.end()) fail(a);
-    if (ib == vocab_.end()) fail(b);
+    if (ia == vocab_.by_token().end()) fail(a);
+    if (ib == vocab_.by_token().end()) fail(b);
     const std::string merged = a + (b.size() >= prefix ? b.substr(prefix) : std::string());
-    const auto im = vocab_.find(merged);
-    if (im == vocab_.end()) fail(merged);
+    const auto im = vocab_.by_token().find(merged);
+    if (im == vocab_.by_token().end()) fail(merged);
     merges_[pair_key(ia->second, ib->second)] = {static_cast<uint32_t>(rank), im->second};
   }
   if (!options_.unk_token.empty()) {
-    const auto it = vocab_.find(options_.unk_token);
-    if (it == vocab_.end())
+    const auto it = vocab_.by_token().find(options_.unk_token);
+    if (it == vocab_.by_token().end())
       throw Error(where + ": model.unk_token " + poslens::quoted(options_.unk_token) +
                   " is not in model.vocab");
     unk_id_ = it->second;
@@ -59,19 +47,18 @@ BpeModel::BpeModel(std::vector<std::string> pieces,
   for (int b = 0; b < 256; ++b) {
     static const char* hex = "0123456789ABCDEF";
     const std::string name = std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">";
-    const auto it = vocab_.find(name);
-    byte_ids_[static_cast<size_t>(b)] = it == vocab_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);
-    all_bytes_ &= it != vocab_.end();
+    const auto it = vocab_.by_token().find(name);
+    byte_ids_[static_cast<size_t>(b)] = it == vocab_.by_token().end() ? int64_t{-1} : static_cast<int64_t>(it->second);
+    all_bytes_ &= it != vocab_.by_token().end();
   }
 }
 
 int64_t BpeModel::token_to_id(const std::string& token) const {
-  const auto it = vocab_.find(token);
-  return it == vocab_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);
+  return vocab_.id(token);
 }
 
 const std::string* BpeModel::id_to_token(int64_t id) const {
-  return id >= 0 && id < size() ? &pieces_[static_cast<size_t>(id)] : nullptr;
+  return vocab_.token(id);
 }
 
 void BpeModel::merge_word(std::string_view word, std::vector<Symbol>& symbols) const {
@@ -92,8 +79,8 @@ void BpeModel::merge_word(std::string_view word, std::vector<Symbol>& symbols) c
     s.append(word.data() + i, n);
     if (last) s += options_.end_of_word_suffix;
     i += n;
-    const auto it = vocab_.find(s);
-    if (it != vocab_.end()) {
+    const auto it = vocab_.by_token().find(s);
+    if (it != vocab_.by_token().end()) {
       if (have_unk) {
         add(static_cast<uint32_t>(unk_id_), unk_length);
         have_unk = false;
@@ -171,8 +158,8 @@ void BpeModel::tokenize(std::string_view word, std::vector<ModelToken>& out) con
   if (word.empty()) return;
   std::string key(word);
   if (options_.ignore_merges) {
-    const auto it = vocab_.find(key);
-    if (it != vocab_.end()) {
+    const auto it = vocab_.by_token().find(key);
+    if (it != vocab_.by_token().end()) {
       out.push_back({it->second, 0, static_cast<uint32_t>(word.size())});
       return;
     }
@@ -205,29 +192,26 @@ void BpeModel::tokenize(std::string_view word, std::vector<ModelToken>& out) con
   }
 }
 
-WordLevelModel::WordLevelModel(std::vector<std::string> pieces, const std::string& unk_token,
-                               const std::string& where)
-    : pieces_(std::move(pieces)) {
-  vocab_ = index_pieces(pieces_, where + ": model.vocab");
-  const auto it = vocab_.find(unk_token);
-  unk_id_ = it == vocab_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);
+WordLevelModel::WordLevelModel(HfVocab vocab, const std::string& unk_token, const std::string&)
+    : vocab_(std::move(vocab)) {
+  unk_id_ = vocab_.id(unk_token);
 }
 
 void WordLevelModel::tokenize(std::string_view word, std::vector<ModelToken>& out) const {
-  const auto it = vocab_.find(std::string(word));
-  if (it != vocab_.end()) out.push_back({it->second, 0, static_cast<uint32_t>(word.size())});
+  const auto it = vocab_.by_token().find(std::string(word));
+  // HF's token is the word itself (not the reverse lookup, which differs for a shared id).
+  if (it != vocab_.by_token().end()) out.push_back({it->second, 0, static_cast<uint32_t>(word.size()), true});
   else if (unk_id_ >= 0) out.push_back({unk_id_, 0, static_cast<uint32_t>(word.size())});
   else throw Error("WordLevel: the word " + poslens::quoted(std::string(word)) +
                    " is not in the vocabulary and the unknown token is missing");
 }
 
 int64_t WordLevelModel::token_to_id(const std::string& token) const {
-  const auto it = vocab_.find(token);
-  return it == vocab_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);
+  return vocab_.id(token);
 }
 
 const std::string* WordLevelModel::id_to_token(int64_t id) const {
-  return id >= 0 && id < size() ? &pieces_[static_cast<size_t>(id)] : nullptr;
+  return vocab_.token(id);
 }
 
 }  // namespace poslens::hf

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/tokenizers/hf_components.h"
+#include "core/tokenizers/hf_vocab.h"
 
 namespace poslens::hf {
 
@@ -25,16 +26,17 @@ struct BpeOptions {
 
 class BpeModel : public Model {
  public:
-  /// `pieces[id]`: the vocabulary, ids 0..n-1. `merges` in rank order. Throws poslens::Error
+  /// `vocab`: model.vocab (ids may have gaps). `merges` in rank order. Throws poslens::Error
   /// "<where>: ..." for a merge naming a token outside the vocabulary (or whose result is
   /// outside it) and an unknown token missing from the vocabulary.
-  BpeModel(std::vector<std::string> pieces, const std::vector<std::pair<std::string, std::string>>& merges,
+  BpeModel(HfVocab vocab, const std::vector<std::pair<std::string, std::string>>& merges,
            BpeOptions options, const std::string& where);
 
   void tokenize(std::string_view word, std::vector<ModelToken>& out) const override;
   int64_t token_to_id(const std::string& token) const override;
   const std::string* id_to_token(int64_t id) const override;
-  int64_t size() const override { return static_cast<int64_t>(pieces_.size()); }
+  int64_t size() const override { return vocab_.size(); }
+  int64_t id_end() const override { return vocab_.id_end(); }
   std::string name() const override { return "BPE"; }
 
  private:
@@ -46,8 +48,7 @@ class BpeModel : public Model {
   void merge_word(std::string_view word, std::vector<Symbol>& symbols) const;
   void merge_all(std::vector<Symbol>& symbols) const;
 
-  std::vector<std::string> pieces_;
-  std::unordered_map<std::string, uint32_t> vocab_;
+  HfVocab vocab_;
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> merges_;  ///< pair -> rank, new id
   BpeOptions options_;
   int64_t unk_id_ = -1;
@@ -62,17 +63,17 @@ class BpeModel : public Model {
 /// HF's WordLevel model: the whole word is one token, or the unknown token.
 class WordLevelModel : public Model {
  public:
-  WordLevelModel(std::vector<std::string> pieces, const std::string& unk_token,
+  WordLevelModel(HfVocab vocab, const std::string& unk_token,
                  const std::string& where);
   void tokenize(std::string_view word, std::vector<ModelToken>& out) const override;
   int64_t token_to_id(const std::string& token) const override;
   const std::string* id_to_token(int64_t id) const override;
-  int64_t size() const override { return static_cast<int64_t>(pieces_.size()); }
+  int64_t size() const override { return vocab_.size(); }
+  int64_t id_end() const override { return vocab_.id_end(); }
   std::string name() const override { return "WordLevel"; }
 
  private:
-  std::vector<std::string> pieces_;
-  std::unordered_map<std::string, uint32_t> vocab_;
+  HfVocab vocab_;
   int64_t unk_id_ = -1;
 };
 

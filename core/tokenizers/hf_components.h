@@ -74,6 +74,8 @@ class Model {
   virtual const std::string* id_to_token(int64_t id) const = 0;
   /// Number of entries (HF get_vocab_size without added tokens).
   virtual int64_t size() const = 0;
+  /// One past the largest id: size() unless the vocabulary's ids have gaps.
+  virtual int64_t id_end() const { return size(); }
   virtual std::string name() const = 0;
 };
 

@@ -8,30 +8,25 @@
 namespace poslens::hf {
 namespace {
 
-/// model.vocab {"piece": id} as pieces by id: ids must be 0..n-1, each once.
-std::vector<std::string> read_vocab(const Field& field) {
+/// model.vocab {"piece": id}. Ids are HF's u32; gaps and shared ids load, as in HF.
+HfVocab read_vocab(const Field& field) {
   field.require_object();
   const auto& j = field.json();
   if (j.size() > static_cast<size_t>(kMaxVocabulary))
     field.fail(std::to_string(j.size()) + " entries, more than the limit of " +
                std::to_string(kMaxVocabulary));
-  std::vector<std::string> pieces(j.size());
-  std::vector<bool> seen(j.size(), false);
+  std::unordered_map<std::string, uint32_t> by_token;
+  by_token.reserve(j.size());
   for (auto it = j.begin(); it != j.end(); ++it) {
     const Field id_field(it.value(), field.path() + "[" + poslens::quoted(it.key()) + "]",
                          std::make_shared<const std::string>(field.file()));
     const int64_t id = id_field.integer();
-    if (id < 0 || id >= static_cast<int64_t>(pieces.size()))
-      id_field.fail("id " + std::to_string(id) + " is outside 0.." +
-                    std::to_string(static_cast<int64_t>(pieces.size()) - 1) +
-                    " (ids must number the vocabulary without gaps)");
-    if (seen[static_cast<size_t>(id)])
-      id_field.fail("id " + std::to_string(id) + " is given to two tokens (" +
-                    poslens::quoted(pieces[static_cast<size_t>(id)]) + " too)");
-    seen[static_cast<size_t>(id)] = true;
-    pieces[static_cast<size_t>(id)] = it.key();
+    if (id < 0 || id > int64_t{UINT32_MAX})
+      id_field.fail("id " + std::to_string(id) + " is outside 0.." + std::to_string(UINT32_MAX) +
+                    " (HF's ids are unsigned 32-bit)");
+    by_token.emplace(it.key(), static_cast<uint32_t>(id));
   }
-  return pieces;
+  return HfVocab(std::move(by_token));
 }
 
 std::vector<std::pair<std::string, std::string>> read_merges(const Field& field) {

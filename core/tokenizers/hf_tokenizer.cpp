@@ -92,7 +92,7 @@ HfTokenizer HfTokenizer::from_json(const std::string& json_text, const std::stri
   if (root.has("decoder")) t.decoder_ = hf::read_decoder(root["decoder"]);
   if (root.has("added_tokens"))
     t.added_->add(read_added_tokens(root["added_tokens"]), *t.model_, t.normalizer_.get());
-  t.vocab_size_ = std::max(t.model_->size(), t.added_->max_id() + 1);
+  t.vocab_size_ = std::max(t.model_->id_end(), t.added_->max_id() + 1);
   if (root.has("post_processor"))
     t.post_processor_ = hf::read_post_processor(root["post_processor"], t.vocab_size_);
   t.finish(config, where);

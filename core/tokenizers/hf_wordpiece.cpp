@@ -7,18 +7,14 @@
 
 namespace poslens::hf {
 
-WordPieceModel::WordPieceModel(std::vector<std::string> pieces, std::string unk_token,
+WordPieceModel::WordPieceModel(HfVocab vocab, std::string unk_token,
                                std::string continuing_subword_prefix,
                                uint64_t max_input_chars_per_word, const std::string& where)
-    : pieces_(std::move(pieces)), prefix_(std::move(continuing_subword_prefix)),
+    : vocab_(std::move(vocab)), prefix_(std::move(continuing_subword_prefix)),
       max_chars_(max_input_chars_per_word) {
-  vocab_.reserve(pieces_.size());
-  for (size_t id = 0; id < pieces_.size(); ++id) {
-    vocab_.emplace(pieces_[id], static_cast<uint32_t>(id));
-    longest_piece_ = std::max(longest_piece_, pieces_[id].size());
-  }
-  const auto it = vocab_.find(unk_token);
-  if (it == vocab_.end())
+  for (const auto& entry : vocab_.by_token()) longest_piece_ = std::max(longest_piece_, entry.first.size());
+  const auto it = vocab_.by_token().find(unk_token);
+  if (it == vocab_.by_token().end())
     throw Error(where + ": model.unk_token " + poslens::quoted(unk_token) +
                 " is not in model.vocab (WordPiece gives it to every word it cannot split)");
   unk_id_ = it->second;
@@ -47,8 +43,8 @@ void WordPieceModel::tokenize(std::string_view word, std::vector<ModelToken>& ou
       candidate.clear();
       if (start > 0) candidate += prefix_;
       candidate.append(word.data() + start, end - start);
-      const auto it = vocab_.find(candidate);
-      if (it != vocab_.end()) {
+      const auto it = vocab_.by_token().find(candidate);
+      if (it != vocab_.by_token().end()) {
         out.push_back({it->second, static_cast<uint32_t>(start), static_cast<uint32_t>(end)});
         found = true;
         break;
@@ -66,12 +62,11 @@ void WordPieceModel::tokenize(std::string_view word, std::vector<ModelToken>& ou
 }
 
 int64_t WordPieceModel::token_to_id(const std::string& token) const {
-  const auto it = vocab_.find(token);
-  return it == vocab_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);
+  return vocab_.id(token);
 }
 
 const std::string* WordPieceModel::id_to_token(int64_t id) const {
-  return id >= 0 && id < size() ? &pieces_[static_cast<size_t>(id)] : nullptr;
+  return vocab_.token(id);
 }
 
 }  // namespace poslens::hf

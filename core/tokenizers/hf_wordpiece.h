@@ -9,26 +9,27 @@
 #include <vector>
 
 #include "core/tokenizers/hf_components.h"
+#include "core/tokenizers/hf_vocab.h"
 
 namespace poslens::hf {
 
 class WordPieceModel : public Model {
  public:
-  /// `pieces[id]`: the vocabulary, ids 0..n-1. Throws poslens::Error "<where>: ..." when
+  /// `vocab`: model.vocab (ids may have gaps). Throws poslens::Error "<where>: ..." when
   /// `unk_token` is not in it (HF fails on the first unknown word instead).
-  WordPieceModel(std::vector<std::string> pieces, std::string unk_token,
+  WordPieceModel(HfVocab vocab, std::string unk_token,
                  std::string continuing_subword_prefix, uint64_t max_input_chars_per_word,
                  const std::string& where);
 
   void tokenize(std::string_view word, std::vector<ModelToken>& out) const override;
   int64_t token_to_id(const std::string& token) const override;
   const std::string* id_to_token(int64_t id) const override;
-  int64_t size() const override { return static_cast<int64_t>(pieces_.size()); }
+  int64_t size() const override { return vocab_.size(); }
+  int64_t id_end() const override { return vocab_.id_end(); }
   std::string name() const override { return "WordPiece"; }
 
  private:
-  std::vector<std::string> pieces_;
-  std::unordered_map<std::string, uint32_t> vocab_;
+  HfVocab vocab_;
   std::string prefix_;
   uint64_t max_chars_;
   uint32_t unk_id_ = 0;
