@@ -2,6 +2,7 @@
 // Access to ../shared/fixtures (path passed in through CMake) and scratch folders for tests.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include <unistd.h>
@@ -61,20 +62,38 @@ inline ::testing::AssertionResult Contains(const std::string& message, const std
                                        << "\"";
 }
 
+/// True when a missing prerequisite (fixture, Python with torch or h5py, the CLI binary) must
+/// fail the test instead of skipping it: POSLENS_TESTS_STRICT=1, which scripts/test.sh (and so
+/// CI) sets — a run that skipped them could pass having tested nothing.
+inline bool strict_prerequisites() {
+  const char* value = std::getenv("POSLENS_TESTS_STRICT");
+  return value != nullptr && std::string(value) == "1";
+}
+
 }  // namespace poslens::test
 
-/// Skips the current test with a clear message when the stories260K fixture is absent.
+/// Ends the current test for a missing prerequisite: a skip with `message`, or a failure under
+/// POSLENS_TESTS_STRICT=1. (Only a CUDA device may be missing in strict runs: those tests skip.)
+#define POSLENS_MISSING_PREREQUISITE(message)                                                \
+  do {                                                                                      \
+    if (::poslens::test::strict_prerequisites())                                            \
+      FAIL() << message << " (POSLENS_TESTS_STRICT=1: a missing prerequisite fails)";      \
+    else                                                                                    \
+      GTEST_SKIP() << message;                                                              \
+  } while (0)
+
+/// Ends the current test (skip, or failure when strict) when the stories260K fixture is absent.
 #define POSLENS_REQUIRE_STORIES()                                                           \
   do {                                                                                      \
     if (!std::filesystem::exists(::poslens::test::stories_dir() / "stories260K.bin"))       \
-      GTEST_SKIP() << "fixture absent: " << ::poslens::test::stories_dir()                  \
-                   << " (PosLens tests read ../shared/fixtures; pass -DPOSLENS_FIXTURES_DIR)"; \
+      POSLENS_MISSING_PREREQUISITE("fixture absent: " << ::poslens::test::stories_dir()     \
+                   << " (PosLens tests read ../shared/fixtures; pass -DPOSLENS_FIXTURES_DIR)"); \
   } while (0)
 
-/// Skips the current test with a clear message when the tokenizer fixtures are absent.
+/// Ends the current test (skip, or failure when strict) when the tokenizer fixtures are absent.
 #define POSLENS_REQUIRE_TOKENIZERS()                                                        \
   do {                                                                                      \
     if (!std::filesystem::is_directory(::poslens::test::tokenizers_dir()))                  \
-      GTEST_SKIP() << "fixture absent: " << ::poslens::test::tokenizers_dir()               \
-                   << " (PosLens tests read ../shared/fixtures; pass -DPOSLENS_FIXTURES_DIR)"; \
+      POSLENS_MISSING_PREREQUISITE("fixture absent: " << ::poslens::test::tokenizers_dir()  \
+                   << " (PosLens tests read ../shared/fixtures; pass -DPOSLENS_FIXTURES_DIR)"); \
   } while (0)

@@ -195,6 +195,11 @@ QString HeadGrid::toolTipAt(const QPoint& viewport_pos) const {
                                  : tr("%1, head %2").arg(layerLabel(layer)).arg(head);
 }
 
+int HeadGrid::scaledTileCount() const {
+  return static_cast<int>(std::count_if(tiles_.begin(), tiles_.end(),
+                                        [](const Tile& t) { return !t.scaled.isNull(); }));
+}
+
 const QPixmap& HeadGrid::tilePixmap(std::size_t index) {
   Tile& tile = tiles_[index];
   const qreal dpr = devicePixelRatioF();

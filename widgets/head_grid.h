@@ -74,6 +74,9 @@ class HeadGrid : public QAbstractScrollArea {
   /// (-1, -1) for the headers, the gaps and outside the grid.
   std::pair<int, int> headAt(const QPoint& viewport_pos) const;
 
+  /// How many tiles hold a thumbnail scaled for painting: only those painted since setHeads()
+  /// (the visible ones), so the cost of a paint follows the viewport, not layers x heads.
+  int scaledTileCount() const;
   /// The tooltip shown at `viewport_pos`: "layer 2, head 5" over a thumbnail, else empty.
   QString toolTipAt(const QPoint& viewport_pos) const;
 

@@ -2,6 +2,8 @@
 // Running the real poslens-cli binary from a test: output (stdout and stderr) and exit code.
 #include <gtest/gtest.h>
 
+#include "fixtures.h"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -44,4 +46,5 @@ inline std::string stories() {
 }  // namespace poslens::test
 
 #define REQUIRE_CLI()                                                                   \
-  if (!std::filesystem::exists(POSLENS_CLI_PATH)) GTEST_SKIP() << "poslens-cli not built"
+  if (!std::filesystem::exists(POSLENS_CLI_PATH))                                       \
+  POSLENS_MISSING_PREREQUISITE("poslens-cli not built at " << POSLENS_CLI_PATH)

@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "app/gui/session.h"
 #include "fixtures.h"
 
 namespace poslens::gui::test {
@@ -53,7 +54,18 @@ class WorkerGate {
   bool opened_ = false;
 };
 
-/// Keeps the event loop running for `ms`: whatever stale signal could still come has come.
-inline void settle(int ms = 300) { QTest::qWait(ms); }
+/// Returns once every job `session` sent has run and its signals have been handled: a barrier
+/// through the worker's event queue (every job posted before it has run and emitted), then the
+/// GUI thread's queued slots — repeated while the session is busy and twice more, since those
+/// slots may send further jobs (a run's head maps). Deterministic where waiting a fixed time
+/// was not. The worker must not be held by a WorkerGate.
+inline void settle(Session& session) {
+  for (int quiet = 0; quiet < 2;) {
+    QMetaObject::invokeMethod(session.worker(), [] {}, Qt::BlockingQueuedConnection);
+    QCoreApplication::sendPostedEvents();
+    QCoreApplication::processEvents();
+    quiet = session.isBusy() ? 0 : quiet + 1;
+  }
+}
 
 }  // namespace poslens::gui::test

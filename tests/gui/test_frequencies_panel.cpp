@@ -174,7 +174,7 @@ TEST_F(FrequenciesWindow, ARunningProbeIsCancelled) {
   window.session()->cancel();
   ASSERT_TRUE(arrived(cancelled, 1000));
   EXPECT_EQ(cancelled.at(0).at(0).toString(), "probe");
-  test::settle(2000);
+  test::settle(*window.session());
   EXPECT_EQ(ready.count(), 0);
   EXPECT_FALSE(window.session()->isBusy());
 }

@@ -60,7 +60,7 @@ TEST(Session, QueuedRunReplacedByANewerOneRunsOnce) {
     session.run();
   }
   ASSERT_TRUE(arrived(finished, 30000));
-  settle();
+  settle(session);
   EXPECT_EQ(started(jobs, "run"), 1) << "each newer run replaced the queued one";
   EXPECT_EQ(finished.count(), 1);
   EXPECT_EQ(finished.at(0).at(0).value<RunSummary>().tokens.size(), 5) << "BOS + 4 tokens";
@@ -90,7 +90,7 @@ TEST_F(OpenSession, StaleRunningRunIsCancelledAndItsResultNeverEmitted) {
   session.setInput({"Once", false});
   session.run();
   ASSERT_TRUE(arrived(finished, 30000));
-  settle();
+  settle(session);
   EXPECT_TRUE(fired);
   EXPECT_EQ(worker_cancelled.count(), 1) << "the stale run stopped at the next layer";
   ASSERT_EQ(finished.count(), 1) << "only the newer run's result arrives";
@@ -112,7 +112,7 @@ TEST_F(OpenSession, ArrowingOverHeadsDeliversOnlyTheLatestHead) {
   for (int layer = 0; layer < 5; ++layer)
     for (int head = 0; head < 8; ++head) session.selectHead(layer, head);  // held arrow key
   ASSERT_TRUE(arrived(heads, 10000));
-  settle();
+  settle(session);
   ASSERT_EQ(heads.count(), 1) << "the heads passed over never reach the view";
   const auto map = heads.at(0).at(0).value<HeatmapData>();
   EXPECT_EQ(map.layer, 4);
@@ -155,7 +155,7 @@ TEST_F(OpenSession, ResultsQueuedBeforeTheirJobWentStaleAreDropped) {
   ASSERT_TRUE(workerSent(*worker_heads, 1)) << "the worker computes head (1, 1) and sends it";
   session.selectHead(2, 2);  // before the GUI handled that result
   ASSERT_TRUE(arrived(heads, 10000));
-  settle();
+  settle(session);
   ASSERT_EQ(heads.count(), 1);
   EXPECT_EQ(heads.at(0).at(0).value<HeatmapData>().layer, 2);
 
@@ -165,7 +165,7 @@ TEST_F(OpenSession, ResultsQueuedBeforeTheirJobWentStaleAreDropped) {
   session.setInput({"Once upon a time", false});
   session.run();
   ASSERT_TRUE(arrived(finished, 30000, 2));
-  settle();
+  settle(session);
   ASSERT_EQ(finished.count(), 2);
   EXPECT_EQ(finished.at(1).at(0).value<RunSummary>().tokens.size(), 5) << "the newer run only";
 }
@@ -185,7 +185,7 @@ TEST_F(OpenSession, CancelBetweenRunsIsHonoured) {
   EXPECT_TRUE(session.isBusy());
   session.cancel();
   EXPECT_FALSE(session.isBusy());
-  settle(500);
+  settle(session);
   EXPECT_EQ(finished.count(), 1) << "the cancelled run never finishes";
   EXPECT_EQ(exported.count(), 0);
   EXPECT_FALSE(std::filesystem::exists(path));
@@ -212,7 +212,7 @@ TEST_F(OpenSession, CancelledRunClearsTheOldRunInsteadOfFailingOnIt) {
   ASSERT_TRUE(arrived(cleared, 10000)) << "views of the freed run are told to clear";
   EXPECT_FALSE(session.lastRun().has_value());
   session.selectHead(2, 3);  // nothing to show: no request, no error
-  settle();
+  settle(session);
   EXPECT_EQ(failed.count(), 0);
   EXPECT_EQ(heads.count(), 1);
   EXPECT_EQ(session.selectedHead(), std::make_pair(2, 3));
@@ -236,7 +236,7 @@ TEST(Session, OpenThenCancelDiscardsTheModel) {
   ASSERT_EQ(cancelled.count(), 1);
   EXPECT_EQ(cancelled.at(0).at(0).toString(), "open");
   ASSERT_TRUE(arrived(worker_cancelled, 30000)) << "the worker threw the loaded model away";
-  settle();
+  settle(session);
   EXPECT_EQ(opened.count(), 0);
   EXPECT_FALSE(session.hasModel());
   session.setInput({"Once", false});

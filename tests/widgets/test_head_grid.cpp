@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include <QApplication>
-#include <QElapsedTimer>
 #include <QImage>
 #include <QSignalSpy>
 #include <QTest>
@@ -163,7 +162,9 @@ TEST_F(HeadGridTest, MissingThumbnailsAndClear) {
   EXPECT_EQ(grid.headAt(QPoint(60, 60)), std::make_pair(-1, -1));
 }
 
-TEST(HeadGridLarge, ThirtyTwoByThirtyTwoHeadsStayFastAndScrollToTheSelection) {
+// "Fast" as a condition, not a time: a paint scales only the thumbnails in view, so a 32 x 32
+// model costs what the viewport shows (timings belong in benchmarks, not in tests).
+TEST(HeadGridLarge, ThirtyTwoByThirtyTwoHeadsPaintOnlyWhatIsInViewAndScrollToTheSelection) {
   HeadGrid grid;
   grid.resize(600, 500);
   grid.show();
@@ -171,14 +172,17 @@ TEST(HeadGridLarge, ThirtyTwoByThirtyTwoHeadsStayFastAndScrollToTheSelection) {
   std::vector<HeatmapData> maps;
   for (int i = 0; i < 32 * 32; ++i)
     maps.push_back(test_data::causalPattern(test_data::numberedTokens(64)));
-  QElapsedTimer timer;
-  timer.start();
   grid.setHeads(32, 32, std::move(maps));
+  EXPECT_EQ(grid.scaledTileCount(), 0) << "setHeads scales nothing";
   const QImage first = grid.viewport()->grab().toImage();
+  const int per_view = (grid.viewport()->width() / grid.thumbnailSize() + 2) *
+                       (grid.viewport()->height() / grid.thumbnailSize() + 2);
+  const int after_first = grid.scaledTileCount();
+  EXPECT_GT(after_first, 0);
+  EXPECT_LE(after_first, per_view) << "the first paint scaled tiles outside the viewport";
   grid.selectHead(31, 31);  // scrolls to the far corner
   const QImage second = grid.viewport()->grab().toImage();
-  const qint64 ms = timer.elapsed();
-  EXPECT_LT(ms, 3000) << "setHeads + two paints of a 32x32 grid took " << ms << " ms";
+  EXPECT_LE(grid.scaledTileCount(), 2 * per_view) << "of 1024 tiles, two views' worth at most";
   EXPECT_TRUE(grid.viewport()->rect().contains(grid.thumbnailRect(31, 31)));
   EXPECT_FALSE(grid.viewport()->rect().intersects(grid.thumbnailRect(0, 0)));
   EXPECT_FALSE(first.isNull());

@@ -306,7 +306,7 @@ bool have_h5py() {
 }
 
 TEST(Hdf5Export, ReadableWithH5py) {
-  if (!have_h5py()) GTEST_SKIP() << "h5py not available to /usr/bin/python3; skipping";
+  if (!have_h5py()) POSLENS_MISSING_PREREQUISITE("h5py not available to /usr/bin/python3");
   const auto dir = test::scratch_dir();
   const auto path = dir / "run.h5";
   write(path, make_example());

@@ -131,7 +131,7 @@ class TorchZipPython : public ::testing::Test {
     script_ok_ = fs::exists(dir_ / "complete");
   }
   void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    if (!skip_.empty()) POSLENS_MISSING_PREREQUISITE(skip_);
     ASSERT_TRUE(script_ok_) << "the Python script failed:\n" << log_;
   }
   static std::string path(const std::string& file) { return (dir_ / file).string(); }

@@ -42,7 +42,7 @@ Difference compare(const at::Tensor& a, const at::Tensor& b) {
 
 TEST(PosLensReference, EveryCaseMatchesPyTorch) {
   if (!python_has_torch())
-    GTEST_SKIP() << kPython << " cannot import torch (install python3-torch: scripts/setup.sh)";
+    POSLENS_MISSING_PREREQUISITE(kPython << " cannot import torch (install python3-torch: scripts/setup.sh)");
   const auto out = test::scratch_dir();
   const std::string command = std::string(kPython) + " " + POSLENS_SOURCE_DIR +
                               "/tools/poslens_reference.py make-test-models " + out.string();

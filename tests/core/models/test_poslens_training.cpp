@@ -214,7 +214,7 @@ TEST(PosLensTraining, TiedUnembeddingIsOneParameter) {
 
 TEST(PosLensTraining, OtherFormatsAreRefusedByName) {
   const auto stories = test::stories_dir() / "stories260K.bin";
-  if (!std::filesystem::exists(stories)) GTEST_SKIP() << "no fixture " << stories;
+  if (!std::filesystem::exists(stories)) POSLENS_MISSING_PREREQUISITE("no fixture " << stories);
   const auto m = load_checkpoint(stories.string());
   EXPECT_THAT(test::error_of([&] { named_parameters(m.model->config(), m.model->weights()); }),
               HasSubstr("needs a PosLens-format model"));

@@ -30,7 +30,7 @@ bool torch_save_copy(const fs::path& safetensors, const fs::path& out) {
 TEST(PytorchCheckpoints, HfPytorchModelBinAndPtFileMatchSafetensors) {
   POSLENS_REQUIRE_STORIES();
   if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0)
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
+    POSLENS_MISSING_PREREQUISITE("/usr/bin/python3 cannot import torch (install python3-torch)");
   const auto dir = test::scratch_dir();
   const auto stories = load_checkpoint((test::stories_dir() / "stories260K.bin").string());
   write_hf_llama((dir / "hf").string(), stories.model->config(), stories.model->weights());

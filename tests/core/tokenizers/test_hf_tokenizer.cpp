@@ -34,8 +34,8 @@ nlohmann::json load(const fs::path& path) {
 #define POSLENS_REQUIRE_HF_FIXTURE(name)                                                     \
   do {                                                                                       \
     if (!fs::exists(hf_fixture(name)))                                                       \
-      GTEST_SKIP() << "fixture absent: " << hf_fixture(name)                                 \
-                   << " (PosLens tests read ../shared/fixtures; pass -DPOSLENS_FIXTURES_DIR)"; \
+      POSLENS_MISSING_PREREQUISITE("fixture absent: " << hf_fixture(name)                    \
+                   << " (PosLens tests read ../shared/fixtures; pass -DPOSLENS_FIXTURES_DIR)"); \
   } while (0)
 
 /// Compares one reference case; returns the number of mismatching fields (each reported).

@@ -47,7 +47,7 @@ class SentencePieceReference : public ::testing::TestWithParam<std::string> {};
 TEST_P(SentencePieceReference, MatchesSentencePiece) {
   const std::string name = GetParam();
   const fs::path path = model_path(name);
-  if (!fs::exists(path)) GTEST_SKIP() << "fixture absent: " << path;
+  if (!fs::exists(path)) POSLENS_MISSING_PREREQUISITE("fixture absent: " << path);
   const auto tok = SentencePieceTokenizer::read(path.string());
   const nlohmann::json ref = load_reference(name);
   ASSERT_EQ(tok->vocab_size(), ref["vocab_size"].get<int64_t>());
@@ -128,7 +128,7 @@ TEST_P(SentencePieceReference, MatchesSentencePiece) {
 /// which decodes as a space, in SentencePiece too).
 TEST(SentencePieceRoundTrip, Llama2RandomUtf8) {
   const fs::path path = model_path("llama2");
-  if (!fs::exists(path)) GTEST_SKIP() << "fixture absent: " << path;
+  if (!fs::exists(path)) POSLENS_MISSING_PREREQUISITE("fixture absent: " << path);
   const auto tok = SentencePieceTokenizer::read(path.string());
   const std::vector<std::string> alphabet = {
       "a", "b", "z", "Q", "0", "7", " ", " ", "  ", "\t", "\n", "\r", ".", "<", "s", ">",

@@ -296,7 +296,7 @@ std::string try_load(const std::string& bytes) {
 
 TEST(SentencePieceHostile, TruncationsEveryNth) {
   for (const std::string name : {"llama2", "tiny-spm"}) {
-    if (!fs::exists(fixture(name))) GTEST_SKIP() << "fixture absent: " << fixture(name);
+    if (!fs::exists(fixture(name))) POSLENS_MISSING_PREREQUISITE("fixture absent: " << fixture(name));
     const std::string full = slurp(fixture(name));
     int errors = 0, loaded = 0;
     for (std::size_t n = 0; n < full.size(); n += 997) {
@@ -317,7 +317,7 @@ TEST(SentencePieceHostile, TruncationsEveryNth) {
 
 TEST(SentencePieceHostile, FlippedBytesNeverCrash) {
   for (const std::string name : {"llama2", "tiny-spm"}) {
-    if (!fs::exists(fixture(name))) GTEST_SKIP() << "fixture absent: " << fixture(name);
+    if (!fs::exists(fixture(name))) POSLENS_MISSING_PREREQUISITE("fixture absent: " << fixture(name));
     const std::string full = slurp(fixture(name));
     std::mt19937 rng(1234);
     std::uniform_int_distribution<std::size_t> pos(0, full.size() - 1);
@@ -341,7 +341,7 @@ TEST(SentencePieceHostile, HugeLengthClaims) {
   varint(bytes, uint64_t{1} << 62);
   bytes += "abc";
   EXPECT_TRUE(Contains(try_load(bytes), "field 1: length 4611686018427387904 runs past the end"));
-  if (!fs::exists(fixture("llama2"))) GTEST_SKIP() << "fixture absent";
+  if (!fs::exists(fixture("llama2"))) POSLENS_MISSING_PREREQUISITE("fixture absent");
   std::string full = slurp(fixture("llama2"));
   // Overwrite the first piece's length varint with a 5-byte claim of ~4 GiB.
   const std::string claim("\xff\xff\xff\xff\x0f", 5);

@@ -27,7 +27,7 @@ class TrainingReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TrainingReference, GradientsMatchPyTorch) {
   if (std::system((std::string(kPython) + " -c 'import torch' > /dev/null 2>&1").c_str()) != 0)
-    GTEST_SKIP() << kPython << " cannot import torch (install python3-torch: scripts/setup.sh)";
+    POSLENS_MISSING_PREREQUISITE(kPython << " cannot import torch (install python3-torch: scripts/setup.sh)");
   const auto dir = test::scratch_dir();
   const auto config = poslens_config_from_text(
       std::string(R"({"model_type": "poslens", "d_model": 16, "n_layers": 2, "n_heads": 2, "d_mlp": 32, "vocab_size": 7, "n_ctx": 12, "position_encoding": )") +
