@@ -26,10 +26,15 @@ DemoModel demo(const QString& name, const QString& path) {
 QString demoModelsDir() {
   const QString env = qEnvironmentVariable("POSLENS_DEMOS_DIR");
   if (!env.isEmpty()) return env;
+  // Installed (/usr/bin/poslens -> /usr/share/poslens/demos) first, so an installed GUI never
+  // shows the demos of a source tree that happens to sit where it was built.
+  const QString installed =
+      QDir(QCoreApplication::applicationDirPath()).filePath("../share/poslens/demos");
+  if (QFileInfo(installed).isDir()) return QDir::cleanPath(installed);
 #ifdef POSLENS_DEMOS_DIR
   if (QFileInfo(POSLENS_DEMOS_DIR).isDir()) return POSLENS_DEMOS_DIR;
 #endif
-  return QDir(QCoreApplication::applicationDirPath()).filePath("../share/poslens/demos");
+  return QDir::cleanPath(installed);
 }
 
 std::vector<DemoModel> findDemoModels(const QString& dir) {

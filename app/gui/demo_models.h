@@ -15,8 +15,9 @@ struct DemoModel {
   QString view;   ///< hook suffix to show first: hook_cope_gates for CoPE models, else hook_pattern
 };
 
-/// Where the demos are: $POSLENS_DEMOS_DIR when set, else the source tree's resources/demos
-/// (compiled in), else <executable>/../share/poslens/demos. May not exist.
+/// Where the demos are: $POSLENS_DEMOS_DIR when set, else <executable>/../share/poslens/demos
+/// when it exists (installed), else the source tree's resources/demos (compiled in, for a
+/// build tree). May not exist.
 QString demoModelsDir();
 
 /// Every model folder (holding config.json) in `dir`, sorted by name; a folder of step-*

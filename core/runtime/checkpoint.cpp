@@ -19,6 +19,7 @@
 #include "core/formats/safetensors.h"
 #include "core/formats/torch_zip.h"
 #include "core/models/weight_table.h"
+#include "core/runtime/resources.h"
 
 namespace poslens {
 namespace fs = std::filesystem;
@@ -92,11 +93,37 @@ std::unique_ptr<Tokenizer> find_folder_tokenizer(const fs::path& dir, int64_t vo
   }
 }
 
+/// Refuses, before anything is allocated, weights that cannot fit the memory this machine has
+/// free in `dtype`: a file claiming 10^12 parameters would otherwise fail deep in LibTorch's
+/// allocator, and one claiming a little more than the memory would swap the machine to a halt.
+/// Counts every tensor of the file (an upper bound of what the model loads). On a GPU the
+/// weights pass through host memory one tensor at a time, so only the largest one is counted.
+void check_weights_fit(const std::string& where, const TensorSource& source, c10::Device device,
+                       c10::ScalarType dtype) {
+  double parameters = 0, largest = 0;  // double: hostile shapes must not overflow the sum
+  for (const auto& t : source.tensors()) {
+    double n = 1;
+    for (const int64_t d : t.shape) n *= static_cast<double>(d);
+    parameters += n;
+    largest = std::max(largest, n);
+  }
+  const double bytes = (device.is_cpu() ? parameters : largest) * c10::elementSize(dtype);
+  const int64_t available = available_memory_bytes();
+  if (available < 0 || bytes <= static_cast<double>(available)) return;
+  std::ostringstream count;
+  count << std::setprecision(3) << parameters;
+  const int64_t shown = bytes < 9e18 ? static_cast<int64_t>(bytes) : int64_t{9'000'000'000'000'000'000};
+  throw Error(where + ": the checkpoint holds " + count.str() + " parameters, " + gigabytes(shown) +
+              " as " + dtype_name(dtype) + (device.is_cpu() ? "" : " for its largest tensor") +
+              ", more than the " + gigabytes(available) + " of memory available");
+}
+
 LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig config,
                    const LoadOptions& options, std::vector<std::string> weight_files) {
   const auto device = parse_device(options.device);
   const auto dtype = parse_dtype(options.dtype);
   config.validate();
+  check_weights_fit(out.path, source, device, dtype);
   auto weights = load_weights(source, weight_table_for(config, source), config, device, dtype,
                               options.progress);
   if (!options.tokenizer.empty()) {  // --tokenizer overrides what was found
