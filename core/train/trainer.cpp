@@ -208,6 +208,18 @@ std::unique_ptr<Transformer> fresh_model(const ModelConfig& config, const TrainO
   return std::make_unique<Transformer>(config, weights_on(config, weights, parse_device(o.device)));
 }
 
+/// A new run from step 0 in `run.dir`: fresh weights (from the options' seed), train.json, the
+/// step-0 checkpoint, then the loop. Also what resume() does for a folder that a kill left with
+/// train.json but no complete checkpoint, so such a folder is never stuck.
+TrainResult start(Run run, const ModelConfig& config, const std::atomic<bool>* stop,
+                  const TrainProgressFn& progress) {
+  run.model = fresh_model(config, run.options);
+  run.make_optimizer();
+  write_text_file((fs::path(run.dir) / "train.json").string(), run.options.to_json() + "\n");
+  run.save(0, 0.0, 0.0, {});
+  return run.loop(1, stop, progress);
+}
+
 }  // namespace
 
 TrainResult train(const std::string& run_dir, const TrainOptions& options,
@@ -229,11 +241,7 @@ TrainResult train(const std::string& run_dir, const TrainOptions& options,
   fs::create_directories(run_dir, ec);
   if (ec) throw Error("train: cannot create " + run_dir + ": " + ec.message());
 
-  run.model = fresh_model(config, options);
-  run.make_optimizer();
-  write_text_file((fs::path(run_dir) / "train.json").string(), run.options.to_json() + "\n");
-  run.save(0, 0.0, 0.0, {});
-  return run.loop(1, stop, progress);
+  return start(std::move(run), config, stop, progress);
 }
 
 TrainOptions run_options(const std::string& run_dir) {
@@ -251,7 +259,15 @@ TrainResult resume(const std::string& run_dir, const std::string& device,
   if (!device.empty()) run.options.device = device;
   remove_partial_checkpoints(run_dir);
   const auto steps = checkpoint_steps(run_dir);
-  if (steps.empty()) throw Error("resume: " + run_dir + " has no complete checkpoint");
+  if (steps.empty()) {  // killed between train.json and the step-0 checkpoint: start over
+    run.task = make_task(run.options.task);
+    run.loss_mode = run.options.loss.empty() ? run.task->default_loss()
+                                             : parse_loss_mode(run.options.loss);
+    const auto config = model_config_for(run.options, *run.task);
+    std::error_code ignored;
+    fs::remove(run.log_path(), ignored);
+    return start(std::move(run), config, stop, progress);
+  }
   const int64_t last = steps.back();
   const auto folder = fs::path(run_dir) / checkpoint_name(last);
   const auto tokenizer = VocabTokenizer::read((folder / "tokenizer.json").string());

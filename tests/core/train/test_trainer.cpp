@@ -138,6 +138,25 @@ TEST(Trainer, ResumeRemovesPartialCheckpointWrites) {
   EXPECT_FALSE(fs::exists(run / "step-000004.tmp-999"));
 }
 
+// kill -9 between train.json and the step-0 checkpoint (tests/crash/kill_writers.py found it)
+// leaves train.json and a partial step-0 folder: resume starts the run over, as it would have run.
+TEST(Trainer, ResumeOfARunKilledBeforeItsFirstCheckpointStartsOver) {
+  const auto dir = test::scratch_dir();
+  auto options = small_run();
+  options.steps = 2;
+  options.warmup = 1;
+  train((dir / "whole").string(), options);
+  const auto killed = dir / "killed";
+  fs::create_directories(killed / "step-000000.tmp-999-1");
+  fs::copy_file(dir / "whole" / "train.json", killed / "train.json");
+  std::ofstream(killed / "step-000000.tmp-999-1" / "config.json") << "{";
+  const auto result = resume(killed.string());
+  EXPECT_EQ(result.step, 2);
+  EXPECT_FALSE(fs::exists(killed / "step-000000.tmp-999-1"));
+  EXPECT_EQ(checkpoint_steps(killed.string()), checkpoint_steps((dir / "whole").string()));
+  EXPECT_EQ(logged_losses(dir / "whole"), logged_losses(killed));
+}
+
 TEST(Trainer, LearningRateSchedule) {
   TrainOptions o;
   o.lr = 1.0;
