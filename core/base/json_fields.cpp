@@ -2,6 +2,8 @@
 
 #include "core/base/error.h"
 
+#include <cstdlib>
+
 namespace poslens::fields {
 namespace {
 const nlohmann::json* find_key(const nlohmann::json& j, const char* key) {
@@ -15,6 +17,13 @@ int64_t require_int(const nlohmann::json& j, const char* key, const std::string&
   if (!v) throw Error(where + ": missing \"" + key + "\"");
   if (!v->is_number_integer())
     throw Error(where + ": \"" + key + "\" must be an integer, got " + v->dump());
+  // Sizes and counts: capped so that products of two (n_heads · d_head, 4 · d_model) cannot
+  // overflow int64 (fuzz_config_json found such overflows).
+  const bool in_range = v->is_number_unsigned() ? v->get<uint64_t>() <= uint64_t{kMaxInteger}
+                                                : std::abs(v->get<int64_t>()) <= kMaxInteger;
+  if (!in_range)
+    throw Error(where + ": \"" + key + "\" is " + v->dump() + ", beyond the limit of " +
+                std::to_string(kMaxInteger));
   return v->get<int64_t>();
 }
 

@@ -10,7 +10,10 @@
 
 namespace poslens::fields {
 
-/// A required integer; Error "<where>: missing \"hidden_size\"" or "... must be an integer".
+/// Largest magnitude require_int and int_or accept (2^31 − 1): they read sizes and counts.
+inline constexpr int64_t kMaxInteger = 2147483647;
+/// A required integer; Error "<where>: missing \"hidden_size\"", "... must be an integer" or
+/// "... beyond the limit" (|value| > kMaxInteger).
 int64_t require_int(const nlohmann::json& j, const char* key, const std::string& where);
 /// An integer, or `fallback` when absent; Error when present and not an integer.
 int64_t int_or(const nlohmann::json& j, const char* key, int64_t fallback, const std::string& where);

@@ -135,6 +135,27 @@ at::Tensor Hdf5Reader::read_slice(const std::string& name, const std::vector<int
   return out;
 }
 
+namespace {
+
+/// Variable-length strings HDF5 allocated into `raw`, reclaimed on every path out: a read that
+/// fails part-way leaves some allocated (found by fuzz_analysis_hdf5).
+struct VlenStrings {
+  explicit VlenStrings(size_t n, hid_t space) : raw(n, nullptr), space(space) {}
+  ~VlenStrings() {
+    if (!raw.empty()) H5Dvlen_reclaim(type.getId(), space, H5P_DEFAULT, raw.data());
+  }
+  std::vector<std::string> strings() const {
+    std::vector<std::string> out;
+    for (const char* s : raw) out.emplace_back(s ? s : "");
+    return out;
+  }
+  H5::StrType type = hdf5::utf8_string_type();
+  std::vector<char*> raw;
+  hid_t space;
+};
+
+}  // namespace
+
 std::vector<std::string> Hdf5Reader::read_strings(const std::string& name) const {
   const auto ds = impl_->dataset(name);
   const auto shape = impl_->extent(ds, name);
@@ -143,16 +164,10 @@ std::vector<std::string> Hdf5Reader::read_strings(const std::string& name) const
   impl_->check_size(shape, 16, name);
   int64_t count = 1;
   for (const auto d : shape) count *= d;
-  const H5::StrType type = hdf5::utf8_string_type();
-  std::vector<char*> raw(static_cast<size_t>(count), nullptr);
-  if (!raw.empty()) impl_->op("reading " + name, [&] { ds.read(raw.data(), type); });
-  std::vector<std::string> out;
-  for (char* s : raw) out.emplace_back(s ? s : "");
-  if (!raw.empty()) {
-    const H5::DataSpace space = ds.getSpace();
-    H5Dvlen_reclaim(type.getId(), space.getId(), H5P_DEFAULT, raw.data());
-  }
-  return out;
+  const H5::DataSpace space = impl_->op("reading the shape of " + name, [&] { return ds.getSpace(); });
+  VlenStrings strings(static_cast<size_t>(count), space.getId());
+  if (count > 0) impl_->op("reading " + name, [&] { ds.read(strings.raw.data(), strings.type); });
+  return strings.strings();
 }
 
 namespace {
@@ -176,7 +191,11 @@ std::string Hdf5Reader::string_attribute(const std::string& object, const std::s
   if (!exists(object)) return "";
   const auto a = impl_->op("opening attribute " + name + " of " + object,
                            [&] { return find_attribute(impl_->file, object, name); });
-  if (!a || a->getTypeClass() != H5T_STRING || a->getSpace().getSimpleExtentType() != H5S_SCALAR) return "";
+  if (!a) return "";
+  const bool scalar_string = impl_->op("reading attribute " + name + " of " + object, [&] {
+    return a->getTypeClass() == H5T_STRING && a->getSpace().getSimpleExtentType() == H5S_SCALAR;
+  });
+  if (!scalar_string) return "";
   std::string value;
   impl_->op("reading attribute " + name + " of " + object, [&] { a->read(a->getStrType(), value); });
   return value;
@@ -186,17 +205,19 @@ std::vector<std::string> Hdf5Reader::string_list_attribute(const std::string& ob
   if (!exists(object)) return {};
   const auto a = impl_->op("opening attribute " + name + " of " + object,
                            [&] { return find_attribute(impl_->file, object, name); });
-  if (!a || a->getTypeClass() != H5T_STRING || a->getSpace().getSimpleExtentNdims() != 1) return {};
+  if (!a) return {};
+  const std::string what = "reading attribute " + name + " of " + object;
+  const H5::DataSpace space = impl_->op(what, [&] { return a->getSpace(); });
+  const bool list = impl_->op(what, [&] {
+    return a->getTypeClass() == H5T_STRING && space.getSimpleExtentNdims() == 1;
+  });
+  if (!list) return {};
   hsize_t n = 0;
-  a->getSpace().getSimpleExtentDims(&n);
+  impl_->op(what, [&] { space.getSimpleExtentDims(&n); });
   if (n > (hsize_t{1} << 24)) throw Error(impl_->path + ": attribute " + name + " of " + object + " is too long");
-  const H5::StrType type = hdf5::utf8_string_type();
-  std::vector<char*> raw(static_cast<size_t>(n), nullptr);
-  if (n > 0) impl_->op("reading attribute " + name + " of " + object, [&] { a->read(type, raw.data()); });
-  std::vector<std::string> out;
-  for (char* s : raw) out.emplace_back(s ? s : "");
-  if (n > 0) H5Dvlen_reclaim(type.getId(), a->getSpace().getId(), H5P_DEFAULT, raw.data());
-  return out;
+  VlenStrings strings(static_cast<size_t>(n), space.getId());
+  if (n > 0) impl_->op(what, [&] { a->read(strings.type, strings.raw.data()); });
+  return strings.strings();
 }
 
 int64_t Hdf5Reader::int_attribute(const std::string& object, const std::string& name, int64_t fallback) const {

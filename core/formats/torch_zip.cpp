@@ -30,7 +30,10 @@ using pickle::Value;
 constexpr int kMaxNesting = 32;
 /// Most container entries visited while collecting tensors. A few kB of hostile pickle can
 /// share one dict under two keys at every level, so the walk is bounded by work, not by depth.
-constexpr std::size_t kMaxVisits = 10'000'000;
+// A state_dict has thousands of entries; shared containers in a tiny hostile pickle can expand
+// without end (found by fuzz_torch_zip): visits and the bytes of the names they build are capped.
+constexpr std::size_t kMaxVisits = 1'000'000;
+constexpr std::size_t kMaxNameBytes = std::size_t{64} << 20;
 
 std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
@@ -145,6 +148,11 @@ void TorchZipFile::Impl::collect(const Value* v, const std::string& name, int de
   if (depth > kMaxNesting) {
     throw Error(path + ": " + in_quotes(name) + " nests containers deeper than " +
                 std::to_string(kMaxNesting) + " levels (or contains itself)");
+  }
+  *visits += name.size() / 64;  // long names count as more visits: bounds the name bytes too
+  if (*visits > kMaxVisits + kMaxNameBytes / 64) {
+    throw Error(path + ": the pickle's containers expand to more than " +
+                std::to_string(kMaxNameBytes >> 20) + " MiB of entry names");
   }
   auto join = [&](const std::string& part) { return name.empty() ? part : name + "." + part; };
   switch (v->kind) {

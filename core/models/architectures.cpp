@@ -135,15 +135,20 @@ ModelConfig read_hf_config(const std::string& path) {
                              : "") +
                 " (supported: " + supported_list() + ")");
   }
-  ModelConfig config = entry->read_config(j, entry->name, path);
-  if (config.format.empty()) config.format = "huggingface";
-  config.validate();
-  for (const auto& spec : config.pe_components) {
-    try {
-      component_recipe(spec, config.position_context());  // parameters checked before weights
-    } catch (const Error& e) {
-      throw Error(path + ": " + e.what());
+  ModelConfig config;
+  try {
+    config = entry->read_config(j, entry->name, path);
+    if (config.format.empty()) config.format = "huggingface";
+    config.validate();
+    for (const auto& spec : config.pe_components) {
+      try {
+        component_recipe(spec, config.position_context());  // parameters checked before weights
+      } catch (const Error& e) {
+        throw Error(path + ": " + e.what());
+      }
     }
+  } catch (const nlohmann::json::exception& e) {  // a field of another type than the reader expects
+    throw Error(path + ": a field has the wrong type for " + entry->name + " (" + e.what() + ")");
   }
   return config;
 }

@@ -80,9 +80,15 @@ std::vector<std::pair<std::string, at::Tensor>> named_parameters(const ModelConf
 ModelConfig poslens_config_from_text(const std::string& json_text, const std::string& where) {
   const auto j = parse_untrusted_json(json_text.data(), json_text.data() + json_text.size(),
                                       where, "config.json");
-  if (!j.is_object() || j.value("model_type", "") != "poslens")
+  const auto type = j.is_object() ? j.find("model_type") : j.end();
+  if (!j.is_object() || type == j.end() || *type != "poslens")
     throw Error(where + ": not a PosLens config (needs \"model_type\": \"poslens\")");
-  auto config = arch::poslens_config(nlohmann::json::parse(j.dump()), where);
+  ModelConfig config;
+  try {
+    config = arch::poslens_config(nlohmann::json::parse(j.dump()), where);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + ": a field has the wrong type (" + e.what() + ")");
+  }
   config.format = "poslens";
   return config;
 }

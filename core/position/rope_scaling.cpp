@@ -175,6 +175,9 @@ RopeScaling rope_scaling_from_hf(const nlohmann::json& j, double rope_theta, int
   if (it == j.end() || it->is_null()) return s;
   if (!it->is_object()) throw Error(where + ": \"rope_scaling\" must be an object");
   const auto& r = *it;
+  for (const char* key : {"rope_type", "type"})
+    if (r.contains(key) && !r[key].is_string())
+      throw Error(where + ": \"rope_scaling\"." + key + " must be a string, got " + r[key].dump());
   s.type = r.value("rope_type", r.value("type", std::string("default")));
   s.factor = number_or(r, "factor", 1.0, where);
   s.max_position_embeddings = n_ctx;

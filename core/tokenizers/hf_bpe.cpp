@@ -23,7 +23,9 @@ BpeModel::BpeModel(HfVocab vocab, const std::vector<std::pair<std::string, std::
   const size_t prefix = options_.continuing_subword_prefix.size();
   merges_.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [a, b] = merges[rank];
+    // Plain references: a lambda below uses them (clang before 16 refuses captured bindings).
+    const auto& a = merges[rank].first;
+    const auto& b = merges[rank].second;
     const auto ia = vocab_.by_token().find(a), ib = vocab_.by_token().find(b);
     auto fail = [&](const std::string& token) {
       throw Error(where + ": model.merges[" + std::to_string(rank) + "] (" + poslens::quoted(a + " " + b) +

@@ -8,6 +8,7 @@
 #include "core/base/untrusted_json.h"
 #include "core/tokenizers/hf_added_vocabulary.h"
 #include "core/tokenizers/hf_components.h"
+#include "core/tokenizers/hf_text.h"
 
 namespace poslens {
 
@@ -141,6 +142,9 @@ HfTokenizer HfTokenizer::from_gpt2_files(const std::string& vocab_json,
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line.rfind("#version", 0) == 0) continue;
+    if (const size_t bad = hf::invalid_utf8_at(line); bad != std::string::npos)
+      throw Error(merges_txt + ": line " + std::to_string(line_number) + " is not UTF-8 (byte " +
+                  std::to_string(bad + 1) + ")");
     const size_t space = line.find(' ');
     if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
       throw Error(merges_txt + ": line " + std::to_string(line_number) +

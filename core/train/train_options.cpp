@@ -66,7 +66,12 @@ TrainOptions TrainOptions::from_json(const std::string& text, const std::string&
   o.eps = number_or(j, "eps", o.eps, where);
   o.clip = number_or(j, "clip", o.clip, where);
   o.loss = j.value("loss", "");
-  o.seed = static_cast<uint64_t>(require_int(j, "seed", where));
+  // Not a size: any unsigned 64-bit seed (require_int caps at 2^31 − 1).
+  const auto seed = j.find("seed");
+  if (seed == j.end() || !seed->is_number_integer() ||
+      (!seed->is_number_unsigned() && seed->get<int64_t>() < 0))
+    throw Error(where + ": \"seed\" must be a non-negative integer");
+  o.seed = seed->get<uint64_t>();
   o.init = choice_or_first(j, "init", {"pytorch", "gpt2"}, where);
   o.checkpoint_every = int_or(j, "checkpoint_every", 0, where);
   o.log_every = int_or(j, "log_every", o.log_every, where);
