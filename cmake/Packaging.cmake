@@ -60,6 +60,7 @@ set(CPACK_DEBIAN_GUI_DESCRIPTION "PosLens desktop tool: see how transformers use
 set(CPACK_DEBIAN_GUI_PACKAGE_DEPENDS "poslens-cli (= ${PROJECT_VERSION})")
 # Python and the Slurm client are optional: sweeps through Slurm and the h5py reader examples.
 set(CPACK_DEBIAN_CLI_PACKAGE_SUGGESTS "slurm-client, python3-h5py")
-# LibTorch runs on any BLAS; the reference one is ~40x slower than OpenBLAS.
-set(CPACK_DEBIAN_CLI_PACKAGE_RECOMMENDS "libopenblas0-pthread")
+# LibTorch runs on any BLAS; the reference one is ~40x slower than OpenBLAS, whose OpenMP
+# build suits LibTorch's OpenMP threads (scripts/setup.sh, docs/performance.md).
+set(CPACK_DEBIAN_CLI_PACKAGE_RECOMMENDS "libopenblas0-openmp")
 include(CPack)

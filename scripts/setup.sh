@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package PosLens needs to build, test and run. Idempotent.
+# `setup.sh --release-tools` also installs what the hardening and release work needs beyond the
+# suite (docs/reliability.md): clang-14 + libFuzzer (scripts/fuzz.sh), debootstrap and
+# desktop-file-utils (scripts/test_deb_install.sh), dpkg-dev (cpack's dpkg-shlibdeps).
 # OpenBLAS matters: without it Debian's LibTorch uses the reference BLAS (~40x slower). Its
 # OpenMP build is selected: LibTorch's operators run on OpenMP threads, and the pthread build's
 # own spinning threads fight them for the cores (2.7x slower forward on 2 cores;
@@ -21,6 +24,9 @@ packages=(
   fortunes  # the default corpus of the character-LM task (docs/training.md)
   slurm-wlm munge  # the sweep's Slurm test: a single-node cluster on localhost (tests/slurm)
 )
+if [ "${1:-}" = "--release-tools" ]; then
+  packages+=(clang-14 libfuzzer-14-dev debootstrap desktop-file-utils dpkg-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
