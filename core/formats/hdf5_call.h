@@ -19,6 +19,25 @@ inline H5::StrType utf8_string_type() {
   return type;
 }
 
+/// Variable-length strings HDF5 allocated into `raw`, reclaimed on every path out: a read that
+/// fails part-way leaves some allocated (found by fuzz_analysis_hdf5).
+struct VlenStrings {
+  VlenStrings(size_t n, hid_t space) : raw(n, nullptr), space(space) {}
+  ~VlenStrings() {
+    if (!raw.empty()) H5Dvlen_reclaim(type.getId(), space, H5P_DEFAULT, raw.data());
+  }
+  VlenStrings(const VlenStrings&) = delete;
+  VlenStrings& operator=(const VlenStrings&) = delete;
+  std::vector<std::string> strings() const {
+    std::vector<std::string> out;
+    for (const char* s : raw) out.emplace_back(s ? s : "");
+    return out;
+  }
+  H5::StrType type = utf8_string_type();
+  std::vector<char*> raw;
+  hid_t space;
+};
+
 /// Collects the descriptions of the current HDF5 error stack, outermost first (H5Ewalk2).
 inline herr_t collect_error(unsigned /*n*/, const H5E_error2_t* err, void* data) {
   auto* out = static_cast<std::vector<std::string>*>(data);

@@ -135,27 +135,6 @@ at::Tensor Hdf5Reader::read_slice(const std::string& name, const std::vector<int
   return out;
 }
 
-namespace {
-
-/// Variable-length strings HDF5 allocated into `raw`, reclaimed on every path out: a read that
-/// fails part-way leaves some allocated (found by fuzz_analysis_hdf5).
-struct VlenStrings {
-  explicit VlenStrings(size_t n, hid_t space) : raw(n, nullptr), space(space) {}
-  ~VlenStrings() {
-    if (!raw.empty()) H5Dvlen_reclaim(type.getId(), space, H5P_DEFAULT, raw.data());
-  }
-  std::vector<std::string> strings() const {
-    std::vector<std::string> out;
-    for (const char* s : raw) out.emplace_back(s ? s : "");
-    return out;
-  }
-  H5::StrType type = hdf5::utf8_string_type();
-  std::vector<char*> raw;
-  hid_t space;
-};
-
-}  // namespace
-
 std::vector<std::string> Hdf5Reader::read_strings(const std::string& name) const {
   const auto ds = impl_->dataset(name);
   const auto shape = impl_->extent(ds, name);
@@ -165,7 +144,7 @@ std::vector<std::string> Hdf5Reader::read_strings(const std::string& name) const
   int64_t count = 1;
   for (const auto d : shape) count *= d;
   const H5::DataSpace space = impl_->op("reading the shape of " + name, [&] { return ds.getSpace(); });
-  VlenStrings strings(static_cast<size_t>(count), space.getId());
+  hdf5::VlenStrings strings(static_cast<size_t>(count), space.getId());
   if (count > 0) impl_->op("reading " + name, [&] { ds.read(strings.raw.data(), strings.type); });
   return strings.strings();
 }
@@ -215,7 +194,7 @@ std::vector<std::string> Hdf5Reader::string_list_attribute(const std::string& ob
   hsize_t n = 0;
   impl_->op(what, [&] { space.getSimpleExtentDims(&n); });
   if (n > (hsize_t{1} << 24)) throw Error(impl_->path + ": attribute " + name + " of " + object + " is too long");
-  VlenStrings strings(static_cast<size_t>(n), space.getId());
+  hdf5::VlenStrings strings(static_cast<size_t>(n), space.getId());
   if (n > 0) impl_->op(what, [&] { a->read(strings.type, strings.raw.data()); });
   return strings.strings();
 }

@@ -6,10 +6,14 @@
 #include "app/gui/jobs/frequency_summaries.h"
 #include "app/gui/jobs/jobs.h"
 
+#include <QDateTime>
 #include <QFileInfo>
 
 #include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <set>
+#include <tuple>
 
 #include "analysis/analysis_files.h"
 #include "analysis/analysis_views.h"
@@ -17,8 +21,10 @@
 #include "analysis/heatmap_pooling.h"
 #include "analysis/length_generalisation.h"
 #include "analysis/rope_probe.h"
+#include "analysis/u_shape.h"
 #include "core/base/untrusted_json.h"
 #include "core/base/error.h"
+#include "core/formats/hdf5_check.h"
 #include "core/formats/hdf5_reader.h"
 
 namespace poslens::gui {
@@ -151,6 +157,27 @@ AnalysisView length_view(const std::vector<LossCurve>& curves, int64_t L, const 
   v.summary = parts.join(QStringLiteral("; "));
   v.csv = length_loss_csv(curves);
   v.file_stem = QStringLiteral("length-loss-%1").arg(q(name));
+  return v;
+}
+
+AnalysisView u_shape_view(const UShapes& u) {
+  AnalysisView v;
+  v.kind = QStringLiteral("u-shape");
+  v.title = QObject::tr("U-shape probe of %1 models, T = %2").arg(u.checkpoints.size()).arg(u.T);
+  v.curves = u_shape_curves(u, -1, "U-shape probe, T = " + std::to_string(u.T) + ", " + std::to_string(u.n_samples) +
+                                       " tokens per model (seed 003 Fig. 1)");
+  const auto minimum = u_shape_minimum_position(u);
+  QStringList parts;
+  for (size_t m = 0; m < u.checkpoints.size(); ++m) {
+    QStringList layers;
+    for (int64_t l = 0; l < minimum.size(1); ++l)
+      layers << QObject::tr("L%1 %2").arg(l).arg(minimum[static_cast<int64_t>(m)][l].item<double>(), 0, 'f', 2);
+    parts << QObject::tr("%1 (%2): lowest at %3").arg(q(u_shape_name(u.checkpoints[m])), q(u.encodings[m]), layers.join(' '));
+  }
+  v.summary = QObject::tr("Where each curve is lowest, 0 = key 1 (a global decay) … 1 = the query's neighbour: ") +
+              parts.join(QStringLiteral("; "));
+  v.csv = u_shape_csv(u);
+  v.file_stem = QStringLiteral("u-shape");
   return v;
 }
 
@@ -389,6 +416,23 @@ SeriesSummary frequency_file(const Hdf5Reader& file, const QString& path) {
   return s;
 }
 
+/// Reads the file in a child process first (check_hdf5_in_child: libhdf5 can crash or hang on
+/// a hostile file), once per path, size and modification time: changing a captures view's
+/// layer or head re-reads a file already checked.
+void check_in_child_once(const QString& path, const WorkerContext& ctx) {
+  static std::mutex mutex;
+  static std::set<std::tuple<QString, qint64, qint64>> passed;
+  const QFileInfo info(path);
+  const auto key = std::make_tuple(info.absoluteFilePath(), info.size(), info.lastModified().toMSecsSinceEpoch());
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (passed.count(key)) return;
+  }
+  check_hdf5_in_child(path.toStdString(), 60, [&ctx] { return ctx.cancelled(); });
+  const std::lock_guard<std::mutex> lock(mutex);
+  passed.insert(key);
+}
+
 /// The input's labels of a file: /tokens/text, one per position of the first sequence.
 std::vector<std::string> file_labels(const Hdf5Reader& file) {
   return file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
@@ -472,7 +516,8 @@ Work heinsen_states_job(const RunInput& input) {
 }
 
 Work open_analysis_job(const QString& path, int layer, int head) {
-  return [path, layer, head](WorkerContext&) -> std::any {
+  return [path, layer, head](WorkerContext& ctx) -> std::any {
+    check_in_child_once(path, ctx);
     const Hdf5Reader file(path.toStdString());
     const auto version = file.string_attribute("/", "poslens_version");
     if (version.empty())
@@ -533,6 +578,18 @@ Work open_analysis_job(const QString& path, int layer, int head) {
       for (int64_t c = 0; c < loss.size(0); ++c)
         curves.push_back({names[static_cast<size_t>(c)], loss[c], windows[c].item<int64_t>()});
       v = length_view(curves, file.int_attribute("/analysis/length_loss", "L"), name);
+    } else if (file.exists("/analysis/u_shape")) {
+      UShapes u;
+      const std::string g = "/analysis/u_shape";
+      u.scores = file.read(g + "/scores");
+      u.checkpoints = file.string_list_attribute(g, "checkpoints");
+      u.encodings = file.string_list_attribute(g, "encodings");
+      u.T = file.int_attribute(g, "T");
+      u.n_samples = file.int_attribute(g, "n_samples");
+      if (u.scores.dim() != 3 || u.scores.size(0) != static_cast<int64_t>(u.checkpoints.size()) ||
+          u.encodings.size() != u.checkpoints.size() || u.scores.size(2) != u.T || u.T < 3 || u.scores.size(1) < 1)
+        throw Error(path.toStdString() + ": u_shape datasets of inconsistent shapes");
+      v = u_shape_view(u);
     } else if (file.exists("/analysis/position_offset")) {
       const std::string g = "/analysis/position_offset";
       OffsetEffect e;

@@ -1,0 +1,115 @@
+#include "core/base/isolated_run.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <exception>
+
+#include "core/base/error.h"
+
+namespace poslens {
+namespace {
+
+/// The child's side: run the work, report a failure's message through `fd`, never return.
+[[noreturn]] void child_main(const std::function<void()>& work, int fd) {
+  int code = 0;
+  std::string message;
+  try {
+    work();
+  } catch (const std::exception& e) {
+    code = 1;
+    message = e.what();
+  } catch (...) {
+    code = 1;
+    message = "an exception that is not a std::exception";
+  }
+  for (size_t done = 0; done < message.size();) {
+    const ssize_t n = ::write(fd, message.data() + done, message.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::_exit(code);
+}
+
+/// Ends the child at once and reaps it.
+void kill_and_reap(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
+
+IsolatedOutcome run_isolated(const std::function<void()>& work, double timeout_s,
+                             const std::function<bool()>& cancelled) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("cannot start a child process: pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw Error(std::string("cannot start a child process: fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child_main(work, fds[1]);
+  }
+  ::close(fds[1]);
+
+  // Read the child's message until it closes the pipe (it exits), the time is up or the user
+  // cancels. The pipe closes when the child ends, however it ends.
+  IsolatedOutcome out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::string message;
+  bool open = true;
+  while (open) {
+    if (cancelled && cancelled()) {
+      ::close(fds[0]);
+      kill_and_reap(pid);
+      out.kind = IsolatedOutcome::Kind::Cancelled;
+      return out;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::close(fds[0]);
+      kill_and_reap(pid);
+      out.kind = IsolatedOutcome::Kind::TimedOut;
+      return out;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, 50);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    char buffer[4096];
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n > 0 && message.size() < (1u << 16)) message.append(buffer, static_cast<size_t>(n));
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) open = false;
+  }
+  ::close(fds[0]);
+
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw Error(std::string("waiting for a child process: ") + std::strerror(errno));
+  }
+  if (WIFSIGNALED(status)) {
+    out.kind = IsolatedOutcome::Kind::Crashed;
+    out.signal = WTERMSIG(status);
+    out.message = ::strsignal(out.signal);
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    out.kind = IsolatedOutcome::Kind::Succeeded;
+  } else {
+    out.kind = IsolatedOutcome::Kind::Failed;
+    // A sanitizer's or libhdf5's abort path may exit non-zero without a message.
+    out.message = message.empty() ? "the child process exited with status " +
+                                        std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1)
+                                  : message;
+  }
+  return out;
+}
+
+}  // namespace poslens

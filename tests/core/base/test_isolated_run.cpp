@@ -1,0 +1,49 @@
+// run_isolated: work in a forked child — what it returns, throws, crashes on, hangs in.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <stdexcept>
+#include <thread>
+
+#include "core/base/error.h"
+#include "core/base/isolated_run.h"
+
+namespace poslens {
+namespace {
+
+using Kind = IsolatedOutcome::Kind;
+
+TEST(IsolatedRun, ReturningWorkSucceedsAndLeavesTheParentUntouched) {
+  int touched = 0;
+  const auto out = run_isolated([&] { touched = 1; }, 30);
+  EXPECT_EQ(out.kind, Kind::Succeeded);
+  EXPECT_EQ(touched, 0);  // the child's memory is its own
+}
+
+TEST(IsolatedRun, AnExceptionComesBackAsItsMessage) {
+  const auto out = run_isolated([] { throw Error("file.h5: no dataset /x"); }, 30);
+  EXPECT_EQ(out.kind, Kind::Failed);
+  EXPECT_EQ(out.message, "file.h5: no dataset /x");
+}
+
+TEST(IsolatedRun, ACrashEndsTheChildNotTheParent) {
+  const auto out = run_isolated([] { std::raise(SIGSEGV); }, 30);
+  EXPECT_EQ(out.kind, Kind::Crashed);
+  EXPECT_EQ(out.signal, SIGSEGV);
+  EXPECT_FALSE(out.message.empty());
+}
+
+TEST(IsolatedRun, WorkThatDoesNotFinishIsKilledAtTheTimeout) {
+  const auto out = run_isolated([] { for (;;) std::this_thread::sleep_for(std::chrono::seconds(1)); }, 0.3);
+  EXPECT_EQ(out.kind, Kind::TimedOut);
+}
+
+TEST(IsolatedRun, CancellingKillsTheChild) {
+  int polls = 0;
+  const auto out = run_isolated([] { for (;;) std::this_thread::sleep_for(std::chrono::seconds(1)); }, 600,
+                                [&] { return ++polls > 3; });
+  EXPECT_EQ(out.kind, Kind::Cancelled);
+}
+
+}  // namespace
+}  // namespace poslens
