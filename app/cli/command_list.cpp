@@ -13,6 +13,7 @@ Command eval_command();
 Command probe_command();
 Command frequencies_command();
 Command compare_command();
+Command u_shape_command();
 Command position_map_command();
 Command heads_command();
 Command massive_activations_command();
@@ -29,6 +30,7 @@ std::vector<Command> all_commands() {
   return {info_command(),        run_command(),         generate_command(),
           convert_command(),     train_command(),       eval_command(),
           probe_command(),       frequencies_command(), compare_command(),
+          u_shape_command(),
           position_map_command(), heads_command(),      massive_activations_command(),
           frequency_usage_command(), divergence_command(), length_loss_command(),
           position_offset_command(), heinsen_states_command(), sweep_command(),

@@ -1,6 +1,7 @@
-// poslens-cli probe, frequencies and compare: the RoPE frequency analyses (docs/frequencies.md)
-// written as HDF5 (/analysis/probe, /analysis/frequencies, /analysis/compare) and, with
-// --figure, as the figure the GUI's Frequencies panel draws.
+// poslens-cli probe, frequencies, compare and u-shape: the RoPE frequency analyses
+// (docs/frequencies.md) written as HDF5 (/analysis/probe, /analysis/frequencies,
+// /analysis/compare, /analysis/u_shape) and, with --figure, as the figure the GUI's Frequencies
+// panel draws (u-shape: the curves of several models, any encoding).
 #include "app/cli/command.h"
 
 #include <torch/torch.h>
@@ -19,6 +20,7 @@
 #include "analysis/rope_frequencies.h"
 #include "analysis/rope_probe.h"
 #include "analysis/text_decomposition.h"
+#include "analysis/u_shape.h"
 #include "app/cli/figures.h"
 #include "core/base/error.h"
 #include "core/runtime/run.h"
@@ -148,6 +150,28 @@ void frequencies(const ModelOptions& common, const FrequenciesCommand& command) 
             << (command.figure.empty() ? "" : " and " + command.figure) << "\n";
 }
 
+/// `u-shape`: the probe's head-mean curve per layer of several models of any encoding.
+void u_shape(const ModelOptions& common, const CompareCommand& command) {
+  const auto u = compare_u_shapes(command.checkpoints, load_options(common), probe_options(command.probe),
+                                  progress_printer("u-shape").counter());
+  write_u_shape_hdf5(command.probe.out, u);
+  if (!command.probe.figure.empty())
+    write_curves_figure(command.probe.figure,
+                        u_shape_curves(u, -1, "U-shape probe at T = " + std::to_string(u.T) + ", " +
+                                                  std::to_string(u.n_samples) + " tokens (seed 003 Fig. 1)"));
+  const auto minimum = u_shape_minimum_position(u);
+  std::cout << "u-shape: T=" << u.T << ", " << u.n_samples << " samples per model; where each layer's head-mean "
+            << "curve is lowest (0: key 1, a global decay; 1: key T-1):\n";
+  for (size_t m = 0; m < u.checkpoints.size(); ++m) {
+    std::cout << "  " << u_shape_name(u.checkpoints[m]) << " (" << u.encodings[m] << "):";
+    for (int64_t l = 0; l < minimum.size(1); ++l)
+      std::cout << " L" << l << " " << std::fixed << std::setprecision(2) << minimum[static_cast<int64_t>(m)][l].item<double>();
+    std::cout << "\n";
+  }
+  std::cout << "wrote " << command.probe.out
+            << (command.probe.figure.empty() ? "" : " and " + command.probe.figure) << "\n";
+}
+
 /// `compare`: the probe on two or more checkpoints; VAF per component against step.
 void compare(const ModelOptions& common, const CompareCommand& command) {
   const auto options = probe_options(command.probe);
@@ -259,6 +283,27 @@ Command compare_command() {
               throw CLI::ValidationError("compare", "needs at least two checkpoints");
           },
           [=] { compare(*model, *c); }};
+}
+
+Command u_shape_command() {
+  auto model = std::make_shared<ModelOptions>();
+  auto c = std::make_shared<CompareCommand>();
+  return {[=](CLI::App& app) {
+            auto* cmd = app.add_subcommand(
+                "u-shape", "The probe on models of any position encoding: each layer's head-mean logit "
+                           "against key position, overlaid (seed 003 Fig. 1)");
+            cmd->add_option("checkpoints", c->checkpoints, "Two or more checkpoints of one depth")->required();
+            auto* group = cmd->add_option_group("Model", "Which tokenizer, device and dtype");
+            group->add_option("--tokenizer", model->tokenizer, "Tokenizer file (default: found beside)");
+            group->add_option("--device", model->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+            group->add_option("--dtype", model->dtype, "float32, bfloat16 or float16")->capture_default_str();
+            add_probe_options(cmd, c->probe);
+            return cmd;
+          },
+          [=] {
+            if (c->checkpoints.size() < 2) throw CLI::ValidationError("u-shape", "needs at least two checkpoints");
+          },
+          [=] { u_shape(*model, *c); }};
 }
 
 }  // namespace poslens::cli

@@ -15,7 +15,6 @@
 #include "core/base/error.h"
 #include "core/base/untrusted_json.h"
 #include "core/runtime/checkpoint.h"
-#include "core/tokenizers/vocab_tokenizer.h"
 #include "core/train/evaluate.h"
 #include "core/train/trainer.h"
 
@@ -170,7 +169,7 @@ void eval(const EvalCommand& command) {
                   for (const auto& n : train::task_names()) names += (names.empty() ? "" : ", ") + n;
                   return names;
                 }() + ")");
-  const auto* vocab = dynamic_cast<const VocabTokenizer*>(loaded.tokenizer.get());
+  const auto* vocab = loaded.tokenizer.get();
   if (!vocab)
     throw Error(command.checkpoint + " has no task tokenizer (tokenizer.json) to check against the "
                 "task's vocabulary");
@@ -220,6 +219,9 @@ CLI::App* add_train_command(CLI::App& app, TrainCommand& c) {
   cmd->add_option("--checkpoint-every", o.checkpoint_every,
                   "Steps between checkpoints (also step 0 and the last; 0: only those)")
       ->capture_default_str();
+  cmd->add_option("--checkpoint-at", o.checkpoint_steps,
+                  "Further steps to checkpoint at, ascending, comma-separated (e.g. 25,50,100,200)")
+      ->delimiter(',');
   cmd->add_option("--log-every", o.log_every, "Steps per log line")->capture_default_str();
   cmd->add_option("--eval-every", o.eval_every, "Steps between evaluations (0: at the end)")
       ->capture_default_str();

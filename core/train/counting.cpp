@@ -30,7 +30,7 @@ std::vector<std::string> vocabulary() {
 
 class Counting : public Task {
  public:
-  Counting(const TaskSpec& spec, const VocabTokenizer* model)
+  Counting(const TaskSpec& spec, const Tokenizer* model)
       : tokenizer_(VocabTokenizer::Unit::Word, vocabulary(), "", "<unk>") {
     TaskOptions options(spec);
     length_ = spec.length > 0 ? spec.length : 256;
@@ -52,6 +52,7 @@ class Counting : public Task {
 
   TaskSpec spec() const override { return {"counting", length_, options_}; }
   const VocabTokenizer& tokenizer() const override { return tokenizer_; }
+  std::string tokenizer_json() const override { return tokenizer_.to_json(); }
   int64_t length() const override { return length_; }
   std::vector<std::string> splits() const override { return {"test", "short", "long"}; }
   std::string describe(const std::string& split) const override {
@@ -126,7 +127,7 @@ class Counting : public Task {
 
 }  // namespace
 
-std::unique_ptr<Task> make_counting(const TaskSpec& spec, const VocabTokenizer* model) {
+std::unique_ptr<Task> make_counting(const TaskSpec& spec, const Tokenizer* model) {
   return std::make_unique<Counting>(spec, model);
 }
 

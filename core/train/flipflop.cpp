@@ -19,7 +19,7 @@ constexpr double kOodIgnore = 0.98;
 
 class FlipFlop : public Task {
  public:
-  FlipFlop(const TaskSpec& spec, const VocabTokenizer* model)
+  FlipFlop(const TaskSpec& spec, const Tokenizer* model)
       : tokenizer_(VocabTokenizer::Unit::Character, {"w", "r", "i", "0", "1"}) {
     TaskOptions options(spec);
     length_ = spec.length > 0 ? spec.length : 128;
@@ -34,6 +34,7 @@ class FlipFlop : public Task {
 
   TaskSpec spec() const override { return {"flipflop", length_, options_}; }
   const VocabTokenizer& tokenizer() const override { return tokenizer_; }
+  std::string tokenizer_json() const override { return tokenizer_.to_json(); }
   int64_t length() const override { return length_; }
   std::vector<std::string> splits() const override { return {"test", "ood"}; }
   std::string describe(const std::string& split) const override {
@@ -94,7 +95,7 @@ class FlipFlop : public Task {
 
 }  // namespace
 
-std::unique_ptr<Task> make_flipflop(const TaskSpec& spec, const VocabTokenizer* model) {
+std::unique_ptr<Task> make_flipflop(const TaskSpec& spec, const Tokenizer* model) {
   return std::make_unique<FlipFlop>(spec, model);
 }
 

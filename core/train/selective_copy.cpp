@@ -28,7 +28,7 @@ std::vector<std::string> vocabulary() {
 
 class SelectiveCopy : public Task {
  public:
-  SelectiveCopy(const TaskSpec& spec, const VocabTokenizer* model)
+  SelectiveCopy(const TaskSpec& spec, const Tokenizer* model)
       : tokenizer_(VocabTokenizer::Unit::Character, vocabulary()) {
     TaskOptions options(spec);
     copies_ = options.integer("copies", 16, 1, 100000);
@@ -45,6 +45,7 @@ class SelectiveCopy : public Task {
 
   TaskSpec spec() const override { return {"selective_copy", length(), options_}; }
   const VocabTokenizer& tokenizer() const override { return tokenizer_; }
+  std::string tokenizer_json() const override { return tokenizer_.to_json(); }
   int64_t length() const override { return 2 * copies_ + blanks_ + 1; }
   std::vector<std::string> splits() const override { return {"test", "dense", "sparse"}; }
   std::string describe(const std::string& split) const override {
@@ -100,7 +101,7 @@ class SelectiveCopy : public Task {
 
 }  // namespace
 
-std::unique_ptr<Task> make_selective_copy(const TaskSpec& spec, const VocabTokenizer* model) {
+std::unique_ptr<Task> make_selective_copy(const TaskSpec& spec, const Tokenizer* model) {
   return std::make_unique<SelectiveCopy>(spec, model);
 }
 

@@ -57,7 +57,7 @@ std::vector<std::string> task_names() {
   return names;
 }
 
-std::unique_ptr<Task> make_task(const TaskSpec& spec, const VocabTokenizer* tokenizer) {
+std::unique_ptr<Task> make_task(const TaskSpec& spec, const Tokenizer* tokenizer) {
   for (const auto& [name, factory] : factories())
     if (name == spec.name) return factory(spec, tokenizer);
   throw Error("unknown task " + quoted(spec.name) + " (known: " + join(task_names()) + ")");
@@ -167,9 +167,10 @@ TaskBatch make_batch(const std::vector<TaskRow>& rows) {
   return {tokens, weights, answers};
 }
 
-void check_same_vocabulary(const VocabTokenizer& task, const VocabTokenizer* model,
+void check_same_vocabulary(const VocabTokenizer& task, const Tokenizer* model,
                            const std::string& task_name) {
-  if (model && model->pieces() != task.pieces())
+  const auto* vocab = dynamic_cast<const VocabTokenizer*>(model);
+  if (model && (!vocab || vocab->pieces() != task.pieces()))
     throw Error("the model's tokenizer (" + std::to_string(model->vocab_size()) +
                 " tokens) is not the vocabulary of task " + task_name + " (" +
                 std::to_string(task.vocab_size()) + " tokens)");

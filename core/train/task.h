@@ -12,7 +12,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "core/tokenizers/vocab_tokenizer.h"
+#include "core/tokenizers/tokenizer.h"
 
 namespace poslens::train {
 
@@ -45,8 +45,11 @@ class Task {
   virtual ~Task() = default;
   /// The task as stored in metadata: name, effective length and every option's value.
   virtual TaskSpec spec() const = 0;
-  /// The vocabulary; written beside every checkpoint as tokenizer.json.
-  virtual const VocabTokenizer& tokenizer() const = 0;
+  /// The vocabulary: the task's own (a VocabTokenizer), or for `text` with option tokenizer=FILE
+  /// that HF tokenizer.json (byte-level BPE and the rest, hf_tokenizer.h).
+  virtual const Tokenizer& tokenizer() const = 0;
+  /// The tokenizer.json written beside every checkpoint (HF's format; HF's tokenizers reads it).
+  virtual std::string tokenizer_json() const = 0;
   /// Training length L (tokens per training sequence), the checkpoints' n_ctx.
   virtual int64_t length() const = 0;
   /// Test splits, in-distribution ("test") first, then the out-of-distribution ones.
@@ -63,11 +66,11 @@ class Task {
 };
 
 /// Builds a task. `tokenizer`, when given, is the vocabulary of a trained model (its
-/// tokenizer.json): tasks whose vocabulary depends on data (text) adopt it, the others check it
-/// equals theirs. Throws poslens::Error for an unknown task (listing the known ones), an
+/// tokenizer.json, read_tokenizer()): tasks whose vocabulary depends on data (text) adopt it,
+/// the others, and text on a tokenizer file, check it equals theirs. Throws poslens::Error for an unknown task (listing the known ones), an
 /// unknown or malformed option (naming it), a length the task cannot use, a missing corpus, or
 /// a model vocabulary that differs from the task's.
-std::unique_ptr<Task> make_task(const TaskSpec& spec, const VocabTokenizer* tokenizer = nullptr);
+std::unique_ptr<Task> make_task(const TaskSpec& spec, const Tokenizer* tokenizer = nullptr);
 /// Names make_task accepts, for help text and messages.
 std::vector<std::string> task_names();
 

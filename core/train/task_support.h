@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/tokenizers/vocab_tokenizer.h"
 #include "core/train/task.h"
 
 namespace poslens::train {
@@ -46,16 +47,16 @@ struct TaskRow {
 TaskBatch make_batch(const std::vector<TaskRow>& rows);
 
 /// Throws poslens::Error unless `model` (when given) has exactly the pieces of `task`.
-void check_same_vocabulary(const VocabTokenizer& task, const VocabTokenizer* model,
+void check_same_vocabulary(const VocabTokenizer& task, const Tokenizer* model,
                            const std::string& task_name);
 
 /// Throws poslens::Error "unknown split ..." naming the task's splits.
 [[noreturn]] void unknown_split(const Task& task, const std::string& split);
 
-using TaskFactory = std::function<std::unique_ptr<Task>(const TaskSpec&, const VocabTokenizer*)>;
-std::unique_ptr<Task> make_flipflop(const TaskSpec& spec, const VocabTokenizer* model);
-std::unique_ptr<Task> make_selective_copy(const TaskSpec& spec, const VocabTokenizer* model);
-std::unique_ptr<Task> make_counting(const TaskSpec& spec, const VocabTokenizer* model);
-std::unique_ptr<Task> make_text(const TaskSpec& spec, const VocabTokenizer* model);
+using TaskFactory = std::function<std::unique_ptr<Task>(const TaskSpec&, const Tokenizer*)>;
+std::unique_ptr<Task> make_flipflop(const TaskSpec& spec, const Tokenizer* model);
+std::unique_ptr<Task> make_selective_copy(const TaskSpec& spec, const Tokenizer* model);
+std::unique_ptr<Task> make_counting(const TaskSpec& spec, const Tokenizer* model);
+std::unique_ptr<Task> make_text(const TaskSpec& spec, const Tokenizer* model);
 
 }  // namespace poslens::train

@@ -1,10 +1,12 @@
-// Character-level language modelling on a text corpus. The corpus is a file, or a folder whose
-// regular files without an extension are read in name order (Debian's fortunes package:
+// Language modelling on a text corpus. The corpus is a file, or a folder whose regular files
+// without an extension are read in name order (Debian's fortunes package:
 // /usr/share/games/fortunes, the default). Blocks are separated by a line "%" (the fortune
 // format; a text without such lines is one block); every 10th block is held out for testing.
-// Vocabulary: <bos>, <unk>, then every character (UTF-8 code point) seen at least min_count
-// times in the training blocks. A sequence is <bos> followed by a window of L-1 characters
-// from a uniformly drawn offset. Scored: every prediction. Splits: test (held-out blocks,
+// Vocabulary: by default characters — <bos>, <unk>, then every character (UTF-8 code point)
+// seen at least min_count times in the training blocks; with option tokenizer=FILE, that HF
+// tokenizer.json (e.g. a byte-level BPE trained on the corpus, tools/train_bpe_tokenizer.js),
+// which must have a BOS token, and each block is encoded alone. A sequence is <bos> followed by
+// a window of L-1 tokens from a uniformly drawn offset. Scored: every prediction. Splits: test (held-out blocks,
 // length L) and long (held-out blocks, length 2L: extrapolation beyond the training length).
 #include <torch/torch.h>
 
@@ -16,6 +18,7 @@
 #include "core/base/error.h"
 #include "core/base/text.h"
 #include "core/base/untrusted_json.h"
+#include "core/tokenizers/tokenizer_files.h"
 #include "core/train/task_support.h"
 
 namespace poslens::train {
@@ -25,6 +28,7 @@ namespace fs = std::filesystem;
 constexpr const char* kDefaultCorpus = "/usr/share/games/fortunes";
 constexpr std::uint64_t kMaxCorpusBytes = 1'000'000'000;
 constexpr const char* kBlockSeparator = "\n%\n";
+constexpr std::uint64_t kMaxTokenizerBytes = 64u << 20;
 
 std::string read_corpus(const std::string& path) {
   std::error_code ec;
@@ -76,36 +80,78 @@ VocabTokenizer corpus_vocabulary(const std::string& train, int64_t min_count) {
   return VocabTokenizer(VocabTokenizer::Unit::Character, pieces, "<bos>", "<unk>");
 }
 
+/// The held-out or training text as token ids, block by block: a subword tokenizer must not
+/// merge across a block boundary (the separator lines are not text), so each block is encoded
+/// alone and the blocks' ids are joined with the encoding of the newline between them.
+std::vector<int64_t> encode_blocks(const Tokenizer& tokenizer, const std::string& text) {
+  std::vector<int64_t> ids;
+  const auto newline = tokenizer.encode("\n", false);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(kBlockSeparator, start);
+    if (end == std::string::npos) end = text.size();
+    const auto block = tokenizer.encode(text.substr(start, end - start), false);
+    ids.insert(ids.end(), block.begin(), block.end());
+    ids.insert(ids.end(), newline.begin(), newline.end());
+    start = end + 3;
+  }
+  return ids;
+}
+
+/// Throws unless `model` (a trained model's tokenizer) has the tokens of `task`'s, id for id.
+void check_same_tokens(const Tokenizer& task, const Tokenizer* model, const std::string& file) {
+  if (!model) return;
+  bool same = model->vocab_size() == task.vocab_size();
+  for (int64_t id = 0; same && id < task.vocab_size(); ++id) same = model->token_text(id) == task.token_text(id);
+  if (!same)
+    throw Error("task text: the model's tokenizer (" + std::to_string(model->vocab_size()) +
+                " tokens) is not " + file + " (" + std::to_string(task.vocab_size()) + " tokens)");
+}
+
 class TextCorpus : public Task {
  public:
-  TextCorpus(const TaskSpec& spec, const VocabTokenizer* model) {
+  TextCorpus(const TaskSpec& spec, const Tokenizer* model) {
     TaskOptions options(spec);
     length_ = spec.length > 0 ? spec.length : 256;
     if (length_ < 2 || length_ > 1'000'000)
       throw Error("task text: the length must be at least 2, got " + std::to_string(length_));
     const std::string corpus = options.text("corpus", kDefaultCorpus);
     const int64_t min_count = options.integer("min_count", 20, 1, 1'000'000'000);
+    const std::string tokenizer_file = options.text("tokenizer", "");
     options_ = options.finish();
 
     const auto [train, test] = split_blocks(read_corpus(corpus));
-    if (model) {
-      if (model->unit() != VocabTokenizer::Unit::Character || model->bos_id() < 0)
-        throw Error("task text: the model's tokenizer is not a character vocabulary with <bos>");
-      tokenizer_ = std::make_unique<VocabTokenizer>(*model);
+    if (!tokenizer_file.empty()) {
+      if (fs::path(tokenizer_file).extension() != ".json")
+        throw Error("task text: option tokenizer=" + tokenizer_file + " is not an HF tokenizer.json file");
+      json_ = read_small_file(tokenizer_file, kMaxTokenizerBytes);
+      tokenizer_ = read_tokenizer(tokenizer_file);
+      if (tokenizer_->bos_id() < 0)
+        throw Error("task text: tokenizer " + tokenizer_file +
+                    " has no BOS token (a special added token <bos>, <s> or <|endoftext|>)");
+      check_same_tokens(*tokenizer_, model, tokenizer_file);
+      train_ = encode_blocks(*tokenizer_, train);
+      test_ = encode_blocks(*tokenizer_, test);
     } else {
-      tokenizer_ = std::make_unique<VocabTokenizer>(corpus_vocabulary(train, min_count));
+      const auto* vocab = dynamic_cast<const VocabTokenizer*>(model);
+      if (model && (!vocab || vocab->unit() != VocabTokenizer::Unit::Character || vocab->bos_id() < 0))
+        throw Error("task text: the model's tokenizer is not a character vocabulary with <bos>");
+      auto chars = std::make_unique<VocabTokenizer>(vocab ? *vocab : corpus_vocabulary(train, min_count));
+      json_ = chars->to_json();
+      tokenizer_ = std::move(chars);
+      train_ = tokenizer_->encode(train, false);
+      test_ = tokenizer_->encode(test, false);
     }
-    train_ = tokenizer_->encode(train, false);
-    test_ = tokenizer_->encode(test, false);
     if (static_cast<int64_t>(test_.size()) < 2 * length_ ||
         static_cast<int64_t>(train_.size()) < length_)
       throw Error("task text: corpus " + corpus + " is too short for sequences of " +
-                  std::to_string(2 * length_) + " characters (" + std::to_string(train_.size()) +
-                  " training, " + std::to_string(test_.size()) + " held-out characters)");
+                  std::to_string(2 * length_) + " tokens (" + std::to_string(train_.size()) +
+                  " training, " + std::to_string(test_.size()) + " held-out tokens)");
   }
 
   TaskSpec spec() const override { return {"text", length_, options_}; }
-  const VocabTokenizer& tokenizer() const override { return *tokenizer_; }
+  const Tokenizer& tokenizer() const override { return *tokenizer_; }
+  std::string tokenizer_json() const override { return json_; }
   int64_t length() const override { return length_; }
   std::vector<std::string> splits() const override { return {"test", "long"}; }
   std::string describe(const std::string& split) const override {
@@ -138,7 +184,8 @@ class TextCorpus : public Task {
     unknown_split(*this, split);
   }
 
-  std::unique_ptr<VocabTokenizer> tokenizer_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::string json_;  ///< what the checkpoints carry as tokenizer.json
   int64_t length_ = 0;
   std::vector<int64_t> train_, test_;
   std::map<std::string, std::string> options_;
@@ -146,7 +193,7 @@ class TextCorpus : public Task {
 
 }  // namespace
 
-std::unique_ptr<Task> make_text(const TaskSpec& spec, const VocabTokenizer* model) {
+std::unique_ptr<Task> make_text(const TaskSpec& spec, const Tokenizer* model) {
   return std::make_unique<TextCorpus>(spec, model);
 }
 

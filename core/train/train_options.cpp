@@ -31,6 +31,7 @@ std::string TrainOptions::to_json() const {
   j["seed"] = seed;
   j["init"] = init;
   j["checkpoint_every"] = checkpoint_every;
+  if (!checkpoint_steps.empty()) j["checkpoint_steps"] = checkpoint_steps;
   j["log_every"] = log_every;
   j["eval_every"] = eval_every;
   j["eval_sequences"] = eval_sequences;
@@ -74,6 +75,14 @@ TrainOptions TrainOptions::from_json(const std::string& text, const std::string&
   o.seed = seed->get<uint64_t>();
   o.init = choice_or_first(j, "init", {"pytorch", "gpt2"}, where);
   o.checkpoint_every = int_or(j, "checkpoint_every", 0, where);
+  if (j.contains("checkpoint_steps")) {
+    const auto& list = j.at("checkpoint_steps");
+    if (!list.is_array() || list.size() > 100000) throw Error(where + ": \"checkpoint_steps\" must be a list of steps");
+    for (const auto& step : list) {
+      if (!step.is_number_integer()) throw Error(where + ": \"checkpoint_steps\" must hold integers");
+      o.checkpoint_steps.push_back(step.get<int64_t>());
+    }
+  }
   o.log_every = int_or(j, "log_every", o.log_every, where);
   o.eval_every = int_or(j, "eval_every", 0, where);
   o.eval_sequences = int_or(j, "eval_sequences", o.eval_sequences, where);
@@ -110,6 +119,11 @@ void TrainOptions::validate() const {
   if (!(eps > 0)) throw Error("eps must be positive");
   if (checkpoint_every < 0 || eval_every < 0)
     throw Error("checkpoint and evaluation intervals must be >= 0");
+  for (size_t i = 0; i < checkpoint_steps.size(); ++i)
+    if (checkpoint_steps[i] < 0 || checkpoint_steps[i] > steps ||
+        (i > 0 && checkpoint_steps[i] <= checkpoint_steps[i - 1]))
+      throw Error("checkpoint steps must ascend within [0, " + std::to_string(steps) + "], got " +
+                  std::to_string(checkpoint_steps[i]));
   if (!loss.empty()) parse_loss_mode(loss);
   parse_block_init(init);
 }

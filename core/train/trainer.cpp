@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -11,6 +12,7 @@
 #include "core/base/untrusted_json.h"
 #include "core/models/poslens_model.h"
 #include "core/runtime/checkpoint.h"
+#include "core/tokenizers/tokenizer_files.h"
 #include "core/train/run_folder.h"
 
 namespace poslens::train {
@@ -113,7 +115,7 @@ struct Run {
                                  {"data", "batch of step s = step_rng(seed, s)"}};
     write_poslens_model(path, config, model->weights(), [&](const std::string& folder) {
       // Checked writes: a failed one aborts the checkpoint instead of leaving it incomplete.
-      write_text_file((fs::path(folder) / "tokenizer.json").string(), task->tokenizer().to_json() + "\n");
+      write_text_file((fs::path(folder) / "tokenizer.json").string(), task->tokenizer_json() + "\n");
       write_text_file((fs::path(folder) / "trainer_state.json").string(), state.dump(2) + "\n");
       torch::save(*optimizer, (fs::path(folder) / "optimizer.pt").string());
     });
@@ -160,7 +162,8 @@ struct Run {
         log_eval(s, p.eval);
         if (last) result.eval = p.eval;
       }
-      if (last || stopping || (options.checkpoint_every > 0 && s % options.checkpoint_every == 0)) {
+      const bool listed = std::binary_search(options.checkpoint_steps.begin(), options.checkpoint_steps.end(), s);
+      if (last || stopping || listed || (options.checkpoint_every > 0 && s % options.checkpoint_every == 0)) {
         p.checkpoint = save(s, loss, elapsed_before + seconds, last ? p.eval : std::vector<SplitResult>{});
         result.last_checkpoint = p.checkpoint;
       }
@@ -270,8 +273,8 @@ TrainResult resume(const std::string& run_dir, const std::string& device,
   }
   const int64_t last = steps.back();
   const auto folder = fs::path(run_dir) / checkpoint_name(last);
-  const auto tokenizer = VocabTokenizer::read((folder / "tokenizer.json").string());
-  run.task = make_task(run.options.task, &tokenizer);
+  const auto tokenizer = read_tokenizer((folder / "tokenizer.json").string());
+  run.task = make_task(run.options.task, tokenizer.get());
   run.loss_mode = run.options.loss.empty() ? run.task->default_loss()
                                            : parse_loss_mode(run.options.loss);
 

@@ -39,6 +39,9 @@ struct TrainOptions {
   /// reference module that MEASURED.md's Flip-Flop figures were trained with) or "gpt2".
   std::string init = "pytorch";
   int64_t checkpoint_every = 0;  ///< also at the end and at step 0; 0: only those two
+  /// Further steps to checkpoint at, ascending (denser early in training for a series, as seed
+  /// 003 Fig. 2a wants); steps past `steps` are refused.
+  std::vector<int64_t> checkpoint_steps;
   int64_t log_every = 10;        ///< steps per line of log.jsonl
   int64_t eval_every = 0;        ///< steps between evaluations on every split; 0: at the end
   int64_t eval_sequences = 200;  ///< sequences per split for those evaluations

@@ -299,5 +299,39 @@ TEST_F(AnalysesWindow, HeadsFileOpensAsATable) {
   EXPECT_EQ(panel->table()->columnCount(), 12) << "layer, head and 10 metrics";
 }
 
+// seed 003 Fig. 1's overlay: u-shape over two demo models of different encodings, opened as curves.
+TEST_F(AnalysesWindow, UShapeFileOpensAsCurvesPerModelAndLayer) {
+  const auto dir = test::scratch_dir();
+  const auto out = (dir / "u.h5").string();
+  ASSERT_TRUE(cli("u-shape '" + demo("flipflop-rope") + "' '" + demo("flipflop-absolute") + "' --length 16 --bos 0 --out '" +
+                  out + "'"));
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->openFile(QString::fromStdString(out));
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().kind, "u-shape");
+  EXPECT_EQ(panel->shown().curves.y.size(), 4u) << "2 models × 2 layers";
+  EXPECT_EQ(panel->shown().curves.x.size(), 16u);
+  EXPECT_NE(panel->shown().summary.indexOf("flipflop-absolute (learned absolute"), -1)
+      << panel->shown().summary.toStdString();
+  EXPECT_EQ(panel->shown().csv.substr(0, 8), "key_pos,");
+}
+
+// A file that crashes libhdf5 itself (tests/data/fuzz/analysis_hdf5) is read in a child
+// process first: one message, and the GUI lives on to open a good file after it.
+TEST_F(AnalysesWindow, AFileThatCrashesTheHdf5LibraryGetsOneMessage) {
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  const auto hostile = std::string(POSLENS_SOURCE_DIR) + "/tests/data/fuzz/analysis_hdf5/crash-global-heap-1.h5";
+  panel->openFile(QString::fromStdString(hostile));
+  QString message;
+  ASSERT_FALSE(finish(done, failed, &message));
+  EXPECT_NE(message.indexOf("crashed the HDF5 library"), -1) << message.toStdString();
+  const auto dir = test::scratch_dir();
+  ASSERT_TRUE(cli("heads '" + demo("flipflop-rope") + "' --tokens 1,2,3,4 --out '" + (dir / "h.h5").string() + "'"));
+  failed.clear();
+  panel->openFile(QString::fromStdString((dir / "h.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().kind, "heads");
+}
+
 }  // namespace
 }  // namespace poslens::gui

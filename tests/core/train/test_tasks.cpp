@@ -9,6 +9,8 @@
 #include <numeric>
 
 #include "core/base/error.h"
+#include "core/tokenizers/tokenizer_files.h"
+#include "core/tokenizers/vocab_tokenizer.h"
 #include "core/train/task.h"
 #include "fixtures.h"
 
@@ -35,7 +37,7 @@ std::string text_of(const Task& task, const std::vector<int64_t>& ids) {
 
 TEST(FlipFlop, EverySequenceFollowsTheRules) {
   const auto task = make_task({"flipflop", 32, {}});
-  EXPECT_EQ(task->tokenizer().pieces(), (std::vector<std::string>{"w", "r", "i", "0", "1"}));
+  EXPECT_EQ(dynamic_cast<const VocabTokenizer&>(task->tokenizer()).pieces(), (std::vector<std::string>{"w", "r", "i", "0", "1"}));
   auto rng = split_rng("flipflop", "test");
   const auto batch = task->sample("test", 200, rng);
   ASSERT_EQ(batch.tokens.sizes(), (std::vector<int64_t>{200, 32}));
@@ -193,7 +195,7 @@ TEST(TextTask, HeldOutBlocksAndCharacterVocabulary) {
     corpus += std::string(block % 10 == 9 ? "hhhhhhhhhhhh" : block == 0 ? "th" : "tttttttttttt") + "\n%\n";
   std::ofstream(dir / "corpus") << corpus;
   const auto task = make_task({"text", 8, {{"corpus", (dir / "corpus").string()}, {"min_count", "1"}}});
-  const auto& tok = task->tokenizer();
+  const auto& tok = dynamic_cast<const VocabTokenizer&>(task->tokenizer());
   EXPECT_EQ(tok.pieces(), (std::vector<std::string>{"<bos>", "<unk>", "\n", "%", "h", "t"}));
   EXPECT_EQ(tok.bos_id(), 0);
   auto rng = split_rng("text", "test");
@@ -209,6 +211,59 @@ TEST(TextTask, HeldOutBlocksAndCharacterVocabulary) {
   EXPECT_NE(train_text.find('t'), std::string::npos) << train_text;
   auto long_rng = split_rng("text", "long");
   EXPECT_EQ(task->sample("long", 2, long_rng).tokens.size(1), 16);
+}
+
+// Text on a subword tokenizer (option tokenizer=FILE): the real GPT-2 tokenizer.json, whose
+// <|endoftext|> is the BOS; blocks encoded alone; the checkpoints carry the file's bytes.
+TEST(Tasks, TextOnAnHfTokenizerEncodesBlocksAloneAndCarriesTheFile) {
+  POSLENS_REQUIRE_TOKENIZERS();
+  const auto dir = test::scratch_dir();
+  const auto gpt2 = (test::tokenizers_dir() / "gpt2" / "tokenizer.json").string();
+  std::string corpus;
+  for (int block = 0; block < 20; ++block)
+    corpus += std::string(block % 10 == 9 ? "held out words here and there again and again" : "the cat sat on the mat again") +
+              "\n%\n";
+  std::ofstream(dir / "corpus") << corpus;
+  const TaskSpec spec{"text", 8, {{"corpus", (dir / "corpus").string()}, {"tokenizer", gpt2}}};
+  const auto task = make_task(spec);
+  const auto hf = read_tokenizer(gpt2);
+  EXPECT_EQ(task->tokenizer().vocab_size(), 50257);
+  EXPECT_EQ(task->tokenizer().bos_id(), 50256);
+  std::ifstream in(gpt2, std::ios::binary);
+  EXPECT_EQ(task->tokenizer_json(), std::string(std::istreambuf_iterator<char>(in), {}));
+  EXPECT_EQ(task->spec().options.at("tokenizer"), gpt2);
+
+  auto rng = split_rng("text", "test");
+  const auto batch = task->sample("test", 20, rng);
+  ASSERT_EQ(batch.tokens.size(1), 8);
+  EXPECT_TRUE(batch.tokens.select(1, 0).eq(50256).all().item<bool>()) << "BOS first";
+  const auto newline = hf->encode("\n", false);
+  ASSERT_EQ(newline.size(), 1u);
+  for (const auto& row : rows_of(batch.tokens)) {
+    // Every window is made of GPT-2's encoding of the held-out block and the newline between
+    // blocks: "%" never appears (the separator is not text) and no token spans two blocks.
+    const std::vector<int64_t> rest(row.begin() + 1, row.end());
+    const auto text = hf->decode(rest);
+    EXPECT_EQ(text.find('%'), std::string::npos) << text;
+    EXPECT_EQ(text.find("cat"), std::string::npos) << "test windows come from the held-out blocks: " << text;
+  }
+  const auto block = hf->encode("held out words here and there again and again", false);
+  std::vector<int64_t> stream = block;
+  stream.insert(stream.end(), newline.begin(), newline.end());
+  stream.insert(stream.end(), block.begin(), block.end());
+  bool found = false;  // the first window of the held-out stream, wherever it starts
+  for (const auto& row : rows_of(batch.tokens))
+    for (size_t s = 0; s + 7 <= stream.size(); ++s)
+      found = found || std::equal(row.begin() + 1, row.end(), stream.begin() + static_cast<std::ptrdiff_t>(s));
+  EXPECT_TRUE(found);
+
+  // Resume and eval hand the model's tokenizer back: the same file passes, another is refused.
+  EXPECT_NO_THROW(make_task(spec, hf.get()));
+  const auto mistral = read_tokenizer((test::tokenizers_dir() / "mistral" / "tokenizer.json").string());
+  EXPECT_TRUE(Contains(error_of([&] { make_task(spec, mistral.get()); }), "is not " + gpt2));
+  EXPECT_TRUE(Contains(error_of([&] { make_task({"text", 8, {{"corpus", (dir / "corpus").string()},
+                                                               {"tokenizer", (dir / "corpus").string()}}}); }),
+                       "is not an HF tokenizer.json file"));
 }
 
 TEST(Tasks, ClearErrors) {

@@ -86,6 +86,53 @@ TEST(Trainer, WritesARunFolderWithCheckpointsThatLoad) {
   EXPECT_EQ(result.eval[0].split, "test");
 }
 
+TEST(Trainer, ChecksAtListedStepsAndRefusesAnUnorderedList) {
+  const auto run = test::scratch_dir() / "run";
+  auto options = small_run();
+  options.checkpoint_steps = {1, 2, 4};
+  train(run.string(), options);
+  EXPECT_EQ(checkpoint_steps(run.string()), (std::vector<int64_t>{0, 1, 2, 4, 6}));
+  // Stored in train.json and read back for --resume.
+  std::ifstream in(run / "train.json");
+  const auto back = TrainOptions::from_json(std::string(std::istreambuf_iterator<char>(in), {}), "train.json");
+  EXPECT_EQ(back.checkpoint_steps, (std::vector<int64_t>{1, 2, 4}));
+  options.checkpoint_steps = {4, 2};
+  EXPECT_TRUE(Contains(error_of([&] { options.validate(); }), "checkpoint steps must ascend within [0, 6]"));
+  options.checkpoint_steps = {7};
+  EXPECT_TRUE(Contains(error_of([&] { options.validate(); }), "got 7"));
+}
+
+// A language model on a BPE tokenizer (text, tokenizer=FILE: the real GPT-2 tokenizer.json):
+// every checkpoint carries that file, loads with it, and resumes exactly.
+TEST(Trainer, TextOnAnHfTokenizerCheckpointsTheTokenizerAndResumes) {
+  POSLENS_REQUIRE_TOKENIZERS();
+  const auto dir = test::scratch_dir();
+  std::string corpus;
+  for (int block = 0; block < 40; ++block) corpus += "the quick brown fox jumps over the lazy dog " + std::to_string(block) + "\n%\n";
+  std::ofstream(dir / "corpus") << corpus;
+  const auto gpt2 = (test::tokenizers_dir() / "gpt2" / "tokenizer.json").string();
+  auto options = small_run(R"([{"type": "rope"}])");
+  options.task = {"text", 8, {{"corpus", (dir / "corpus").string()}, {"tokenizer", gpt2}}};
+  options.model_json = R"({"model_type": "poslens", "d_model": 16, "n_layers": 1, "n_heads": 2, "d_mlp": 32,
+                           "tie_word_embeddings": true, "position_encoding": [{"type": "rope"}]})";
+  train((dir / "whole").string(), options);
+  std::atomic<bool> stop{false};
+  train((dir / "split").string(), options, &stop, [&](const TrainProgress& p) {
+    if (p.step == 2) stop = true;
+  });
+  resume((dir / "split").string());
+  EXPECT_EQ(logged_losses(dir / "split"), logged_losses(dir / "whole"));
+
+  std::ifstream file(gpt2, std::ios::binary), copy(dir / "whole" / "step-000006" / "tokenizer.json", std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(copy), {}) ,
+            std::string(std::istreambuf_iterator<char>(file), {}) + "\n");
+  const auto loaded = load_checkpoint((dir / "whole" / "step-000006").string(), {"cpu", "float32", ""});
+  EXPECT_EQ(loaded.model->config().vocab_size, 50257);
+  EXPECT_EQ(loaded.model->config().bos_token_id, 50256);
+  ASSERT_TRUE(loaded.tokenizer);
+  EXPECT_EQ(loaded.tokenizer->encode("the quick", false), (std::vector<int64_t>{1169, 2068}));
+}
+
 TEST(Trainer, TwoRunsWithOneSeedGiveIdenticalLosses) {
   const auto dir = test::scratch_dir();
   train((dir / "a").string(), small_run());
