@@ -219,6 +219,14 @@ void add_probe_options(CLI::App* cmd, ProbeCommand& p) {
   cmd->add_option("--figure", p.figure, "Also write the figure (.png, .pdf or .svg)");
 }
 
+/// --tokenizer, --device and --dtype of commands that take their checkpoints as a list.
+void add_model_group(CLI::App* cmd, ModelOptions& model) {
+  auto* group = cmd->add_option_group("Model", "Which tokenizer, device and dtype");
+  group->add_option("--tokenizer", model.tokenizer, "Tokenizer file (default: found beside)");
+  group->add_option("--device", model.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  group->add_option("--dtype", model.dtype, "float32, bfloat16 or float16")->capture_default_str();
+}
+
 }  // namespace
 
 Command probe_command() {
@@ -269,10 +277,7 @@ Command compare_command() {
                           "The figure draws every curve and VAF minus the first checkpoint's");
             cmd->add_option("--series", c->series, "A run folder: its step-NNNNNN checkpoints")
                 ->check(CLI::ExistingDirectory);
-            auto* group = cmd->add_option_group("Model", "Which tokenizer, device and dtype");
-            group->add_option("--tokenizer", model->tokenizer, "Tokenizer file (default: found beside)");
-            group->add_option("--device", model->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
-            group->add_option("--dtype", model->dtype, "float32, bfloat16 or float16")->capture_default_str();
+            add_model_group(cmd, *model);
             add_probe_options(cmd, c->probe);
             return cmd;
           },
@@ -293,10 +298,7 @@ Command u_shape_command() {
                 "u-shape", "The probe on models of any position encoding: each layer's head-mean logit "
                            "against key position, overlaid (seed 003 Fig. 1)");
             cmd->add_option("checkpoints", c->checkpoints, "Two or more checkpoints of one depth")->required();
-            auto* group = cmd->add_option_group("Model", "Which tokenizer, device and dtype");
-            group->add_option("--tokenizer", model->tokenizer, "Tokenizer file (default: found beside)");
-            group->add_option("--device", model->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
-            group->add_option("--dtype", model->dtype, "float32, bfloat16 or float16")->capture_default_str();
+            add_model_group(cmd, *model);
             add_probe_options(cmd, c->probe);
             return cmd;
           },

@@ -4,6 +4,7 @@
 // HDF5's headers.
 #include <H5Cpp.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,19 @@ struct VlenStrings {
   std::vector<char*> raw;
   hid_t space;
 };
+
+/// Throws poslens::Error "<path>: no such file" / "<path>: not an HDF5 file" before HDF5 parses
+/// anything of it (H5Fis_hdf5 reads the signature only).
+inline void require_hdf5_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw Error(path + ": no such file");
+  bool hdf5 = false;
+  try {
+    hdf5 = H5::H5File::isHdf5(path);
+  } catch (const H5::Exception&) {
+  }
+  if (!hdf5) throw Error(path + ": not an HDF5 file");
+}
 
 /// Collects the descriptions of the current HDF5 error stack, outermost first (H5Ewalk2).
 inline herr_t collect_error(unsigned /*n*/, const H5E_error2_t* err, void* data) {

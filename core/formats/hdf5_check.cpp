@@ -1,7 +1,6 @@
 #include "core/formats/hdf5_check.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <vector>
 
 #include "core/base/error.h"
@@ -23,14 +22,7 @@ class FileWalk {
 
   void run() {
     H5::Exception::dontPrint();
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path_, ec)) throw Error(path_ + ": no such file");
-    bool hdf5 = false;
-    try {
-      hdf5 = H5::H5File::isHdf5(path_);
-    } catch (const H5::Exception&) {
-    }
-    if (!hdf5) throw Error(path_ + ": not an HDF5 file");
+    hdf5::require_hdf5_file(path_);
     const H5::H5File file = op("opening the file", [&] { return H5::H5File(path_, H5F_ACC_RDONLY); });
     group(op("opening /", [&] { return file.openGroup("/"); }), "/", 0);
   }

@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <filesystem>
 #include <optional>
 
 #include "core/base/error.h"
@@ -56,14 +55,7 @@ struct Hdf5Reader::Impl {
 Hdf5Reader::Hdf5Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
   H5::Exception::dontPrint();
   impl_->path = path;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw Error(path + ": no such file");
-  bool hdf5 = false;
-  try {
-    hdf5 = H5::H5File::isHdf5(path);
-  } catch (const H5::Exception&) {
-  }
-  if (!hdf5) throw Error(path + ": not an HDF5 file");
+  hdf5::require_hdf5_file(path);
   impl_->file = impl_->op("opening the file", [&] { return H5::H5File(path, H5F_ACC_RDONLY); });
 }
 
