@@ -16,6 +16,15 @@ int64_t step_from_name(const std::string& name) {
   return std::regex_match(name, m, pattern) ? std::stoll(m[1].str()) : -1;
 }
 
+std::string checkpoint_label(const std::string& checkpoint) {
+  fs::path p(checkpoint);
+  if (p.filename().empty()) p = p.parent_path();
+  const auto name = p.filename().string();
+  return step_from_name(name) >= 0 && !p.parent_path().filename().empty()
+             ? (p.parent_path().filename() / name).string()
+             : name;
+}
+
 std::vector<std::string> series_checkpoints(const std::string& folder) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) throw Error("'" + folder + "' is not a folder");

@@ -5,19 +5,12 @@
 #include <cmath>
 #include <filesystem>
 
+#include "analysis/checkpoint_series.h"
 #include "analysis/csv_text.h"
 #include "core/base/error.h"
 #include "core/runtime/run.h"
 
 namespace poslens {
-
-std::string u_shape_name(const std::string& checkpoint) {
-  std::filesystem::path p(checkpoint);
-  if (p.filename().empty()) p = p.parent_path();
-  const auto name = p.filename().string();
-  // A run's checkpoints are all step-NNNNNN: the run folder tells them apart.
-  return name.rfind("step-", 0) == 0 ? (p.parent_path().filename() / name).string() : name;
-}
 
 UShapes compare_u_shapes(const std::vector<std::string>& paths, const LoadOptions& load, ProbeOptions options,
                          const std::function<bool(int64_t, int64_t)>& progress) {
@@ -72,7 +65,7 @@ CurveSet u_shape_curves(const UShapes& u, int layer, const std::string& title) {
       std::vector<double> y(static_cast<size_t>(u.T));
       for (int64_t k = 0; k < u.T; ++k) y[static_cast<size_t>(k)] = sd > 0 ? (raw[k] - mean) / sd : 0.0;
       y[0] = NAN;  // not drawn: tens of standard deviations away, it would flatten every curve
-      set.names.push_back(u_shape_name(u.checkpoints[static_cast<size_t>(m)]) + " (" +
+      set.names.push_back(checkpoint_label(u.checkpoints[static_cast<size_t>(m)]) + " (" +
                           u.encodings[static_cast<size_t>(m)] + ") L" + std::to_string(l));
       set.y.push_back(std::move(y));
       set.colour.push_back(static_cast<int>(m));
@@ -90,7 +83,7 @@ at::Tensor u_shape_minimum_position(const UShapes& u) {
 std::string u_shape_csv(const UShapes& u) {
   std::string text = "key_pos";
   for (const auto& checkpoint : u.checkpoints)
-    for (int64_t l = 0; l < u.scores.size(1); ++l) text += "," + csv_quoted(u_shape_name(checkpoint) + " L" + std::to_string(l));
+    for (int64_t l = 0; l < u.scores.size(1); ++l) text += "," + csv_quoted(checkpoint_label(checkpoint) + " L" + std::to_string(l));
   text += "\n";
   const auto scores = u.scores.contiguous();
   const auto a = scores.accessor<double, 3>();

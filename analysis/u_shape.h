@@ -37,10 +37,6 @@ struct UShapes {
 UShapes compare_u_shapes(const std::vector<std::string>& paths, const LoadOptions& load, ProbeOptions options,
                          const std::function<bool(int64_t, int64_t)>& progress = {});
 
-/// A model's name in legends and files: the checkpoint folder's name, with its run folder's
-/// for a run's step-NNNNNN checkpoints ("rope-seed0/step-003000").
-std::string u_shape_name(const std::string& checkpoint);
-
 /// The curves of layer `layer` (-1: every layer), one per model and layer, against key
 /// position. Standardised per curve ((y − mean) / std over keys 1..T−1): the models' logits
 /// live on different scales, the shape is what Fig. 1 compares. The BOS key 0, often a sink
@@ -54,7 +50,7 @@ CurveSet u_shape_curves(const UShapes& u, int layer, const std::string& title);
 at::Tensor u_shape_minimum_position(const UShapes& u);
 
 /// The raw head-mean logits as CSV: a column key_pos, then one per model and layer
-/// ("NAME L0", the names of u_shape_name()).
+/// ("NAME L0", NAME as checkpoint_label() gives it).
 std::string u_shape_csv(const UShapes& u);
 
 /// `/analysis/u_shape/{scores [model, layer, key_pos] (float64 logits), minimum [model, layer]}`

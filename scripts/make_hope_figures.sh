@@ -84,6 +84,9 @@ has() { [[ " $encodings " == *" $1 "* ]]; }
 # 4. Figures and numbers. The probes average 1024 random tokens (seed 0; the paper 5000): a
 #    probe of every token costs ~50 s per checkpoint here, 1024 a quarter of that.
 samples=${HOPE_PROBE_SAMPLES:-1024}
+# The layer Fig. 2a–b draw (the files hold every layer): layer 0 of these models is noisy, in
+# layers 1–3 the activated component leads (docs/experiments.md).
+figure_layer=${HOPE_FIGURE_LAYER:-2}
 for seed in $seeds; do
   # Fig. 1: the probe of the three baselines at T = L, overlaid (curves standardised per curve).
   if has absolute && has rope && has kerple; then
@@ -94,11 +97,13 @@ for seed in $seeds; do
     has "$enc" || continue
     # Fig. 2a: VAF per rotary component against training step, the activated band marked.
     "$cli" compare --series "$out/runs/$enc-seed$seed" --length "$L" --samples "$samples" \
-      --out "$figures/fig2a-vaf-$enc-seed$seed.h5" --figure "$figures/fig2a-vaf-$enc-seed$seed.png"
+      --figure-layer "$figure_layer" --out "$figures/fig2a-vaf-$enc-seed$seed.h5" \
+      --figure "$figures/fig2a-vaf-$enc-seed$seed.png"
     # Fig. 2b–c (upper): the final model's components, the activated components' sum against the
     # overall curve, and the same probe at 2L drawn over it.
     "$cli" probe "$(final "$enc" "$seed")" --length "$L" --samples "$samples" --extrapolate $((2 * L)) \
-      --out "$figures/fig2b-probe-$enc-seed$seed.h5" --figure "$figures/fig2b-probe-$enc-seed$seed.png"
+      --figure-layer "$figure_layer" --out "$figures/fig2b-probe-$enc-seed$seed.h5" \
+      --figure "$figures/fig2b-probe-$enc-seed$seed.png"
   done
   # Fig. 2c: loss at each position of held-out text up to 4L, RoPE against HoPE (and the rest).
   models=()

@@ -9,6 +9,7 @@
 
 #include "analysis/analysis_files.h"
 #include "analysis/analysis_views.h"
+#include "analysis/checkpoint_series.h"
 #include "analysis/rope_probe.h"
 #include "app/cli/command.h"
 #include "app/cli/figures.h"
@@ -195,7 +196,7 @@ void length_loss(const LengthLossCommand& c) {
       const bool plain = scalings[s] == "none";
       const auto scaled = plain ? nullptr : with_rope_scaling(*model.model, rope_scaling_json(scalings[s], L));
       auto curve = per_position_loss(plain ? *model.model : *scaled, ids, T, c.windows, bos, part);
-      curve.name = name_of(c.checkpoints[k]) + (plain ? "" : " · " + scalings[s]);
+      curve.name = checkpoint_label(c.checkpoints[k]) + (plain ? "" : " · " + scalings[s]);
       // The mean loss over each stretch of L positions: how it grows past the training length.
       std::cout << "  " << curve.name << ":";
       for (int64_t b = 0; b < T - 1; b += L)

@@ -117,9 +117,9 @@ void write_curves_figure(const std::string& path, const CurveSet& curves) {
 }
 
 void write_probe_figure(const std::string& path, const ProbeResult& probe,
-                        const std::string& checkpoint, const ProbeResult* extrapolation) {
-  write(path, probe_curves(probe, 0, -1, name_of(checkpoint)), {}, {},
-        extrapolation ? probe_curves(*extrapolation, 0, -1, name_of(checkpoint))
+                        const std::string& checkpoint, const ProbeResult* extrapolation, int layer) {
+  write(path, probe_curves(probe, layer, -1, name_of(checkpoint)), {}, {},
+        extrapolation ? probe_curves(*extrapolation, layer, -1, name_of(checkpoint))
                       : FrequencyCurves{});
 }
 
@@ -128,11 +128,11 @@ void write_frequencies_figure(const std::string& path, const TextDecomposition& 
   write(path, text_curves(d, 0, name_of(checkpoint)), {});
 }
 
-void write_compare_figure(const std::string& path, const CompareResult& compare, bool difference) {
+void write_compare_figure(const std::string& path, const CompareResult& compare, bool difference, int layer) {
   std::vector<FrequencyCurves> each;
   for (size_t i = 0; i < compare.probes.size(); ++i)
-    each.push_back(probe_curves(compare.probes[i], 0, -1, name_of(compare.names[i])));
-  write(path, each.back(), compare_series(compare, 0), each, {}, difference);
+    each.push_back(probe_curves(compare.probes[i], layer, -1, name_of(compare.names[i])));
+  write(path, each.back(), compare_series(compare, layer), each, {}, difference);
 }
 
 void write_position_figure(const std::string& path, const at::Tensor& pattern,

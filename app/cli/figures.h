@@ -15,17 +15,19 @@
 
 namespace poslens::cli {
 
-/// Layer 0's head-mean probe curves and VAF (the panel's default view), with the
+/// Layer `layer`'s head-mean probe curves and VAF (layer 0: the panel's default view), with the
 /// extrapolation probe's overall curve over them when given. Format by suffix (.png, .pdf,
-/// .svg). Throws poslens::Error when writing fails.
+/// .svg). Throws poslens::Error for a layer out of range or when writing fails.
 void write_probe_figure(const std::string& path, const ProbeResult& probe,
-                        const std::string& checkpoint, const ProbeResult* extrapolation = nullptr);
+                        const std::string& checkpoint, const ProbeResult* extrapolation = nullptr,
+                        int layer = 0);
 /// The first head's last-query curves of the decomposition, VAF over its whole map.
 void write_frequencies_figure(const std::string& path, const TextDecomposition& d,
                               const std::string& checkpoint);
-/// VAF against step for layer 0 with the last checkpoint's curves over every checkpoint's;
+/// VAF against step for layer `layer` with the last checkpoint's curves over every checkpoint's;
 /// `difference`: every curve and VAF minus the first checkpoint's (FrequencyPlot::setDifference).
-void write_compare_figure(const std::string& path, const CompareResult& compare, bool difference = false);
+void write_compare_figure(const std::string& path, const CompareResult& compare, bool difference = false,
+                          int layer = 0);
 
 /// Head (`layer`, `head`)'s pattern and position-only map side by side, as the Position map
 /// panel shows them: `pattern` and `position` max-pooled ([side, side], PooledPositionMaps) of a

@@ -20,6 +20,7 @@
 #include "analysis/rope_frequencies.h"
 #include "analysis/rope_probe.h"
 #include "analysis/text_decomposition.h"
+#include "analysis/checkpoint_series.h"
 #include "analysis/u_shape.h"
 #include "app/cli/figures.h"
 #include "core/base/error.h"
@@ -38,6 +39,7 @@ struct ProbeCommand {
   int64_t extrapolate = 0;     ///< a second probe at this longer T (0: none)
   std::string out;
   std::string figure;
+  int figure_layer = 0;        ///< the layer the figure draws
 };
 
 struct FrequenciesCommand {
@@ -124,7 +126,7 @@ void probe(const ModelOptions& common, const ProbeCommand& command) {
                    export_metadata(model), extrapolation ? &*extrapolation : nullptr);
   if (!command.figure.empty())
     write_probe_figure(command.figure, result, model.path,
-                       extrapolation ? &*extrapolation : nullptr);
+                       extrapolation ? &*extrapolation : nullptr, command.figure_layer);
   std::cout << "probe: T=" << result.T << ", " << result.n_samples << " samples ("
             << (options.samples == 0 ? "every non-special token" : "random, seed " +
                                                                          std::to_string(options.seed))
@@ -163,7 +165,7 @@ void u_shape(const ModelOptions& common, const CompareCommand& command) {
   std::cout << "u-shape: T=" << u.T << ", " << u.n_samples << " samples per model; where each layer's head-mean "
             << "curve is lowest (0: key 1, a global decay; 1: key T-1):\n";
   for (size_t m = 0; m < u.checkpoints.size(); ++m) {
-    std::cout << "  " << u_shape_name(u.checkpoints[m]) << " (" << u.encodings[m] << "):";
+    std::cout << "  " << checkpoint_label(u.checkpoints[m]) << " (" << u.encodings[m] << "):";
     for (int64_t l = 0; l < minimum.size(1); ++l)
       std::cout << " L" << l << " " << std::fixed << std::setprecision(2) << minimum[static_cast<int64_t>(m)][l].item<double>();
     std::cout << "\n";
@@ -180,7 +182,8 @@ void compare(const ModelOptions& common, const CompareCommand& command) {
   const auto result =
       compare_checkpoints(paths, load_options(common), options, progress_printer("compare").counter());
   write_compare_hdf5(command.probe.out, result, result.meta);
-  if (!command.probe.figure.empty()) write_compare_figure(command.probe.figure, result, command.difference);
+  if (!command.probe.figure.empty())
+    write_compare_figure(command.probe.figure, result, command.difference, command.probe.figure_layer);
   std::cout << "compare: " << paths.size() << " checkpoints, T=" << result.probes[0].T << ", "
             << result.probes[0].n_samples << " samples each\n";
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -217,6 +220,9 @@ void add_probe_options(CLI::App* cmd, ProbeCommand& p) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--out", p.out, "Output HDF5 file")->required();
   cmd->add_option("--figure", p.figure, "Also write the figure (.png, .pdf or .svg)");
+  cmd->add_option("--figure-layer", p.figure_layer, "The layer the figure draws (u-shape: every layer)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
 }
 
 /// --tokenizer, --device and --dtype of commands that take their checkpoints as a list.

@@ -67,9 +67,10 @@ class Task {
 
 /// Builds a task. `tokenizer`, when given, is the vocabulary of a trained model (its
 /// tokenizer.json, read_tokenizer()): tasks whose vocabulary depends on data (text) adopt it,
-/// the others, and text on a tokenizer file, check it equals theirs. Throws poslens::Error for an unknown task (listing the known ones), an
-/// unknown or malformed option (naming it), a length the task cannot use, a missing corpus, or
-/// a model vocabulary that differs from the task's.
+/// the others, and text on a tokenizer file, check it equals theirs. Throws poslens::Error for
+/// an unknown task (listing the known ones), an unknown or malformed option (naming it), a
+/// length the task cannot use, a missing corpus, or a model vocabulary that differs from the
+/// task's.
 std::unique_ptr<Task> make_task(const TaskSpec& spec, const Tokenizer* tokenizer = nullptr);
 /// Names make_task accepts, for help text and messages.
 std::vector<std::string> task_names();

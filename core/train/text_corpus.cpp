@@ -6,8 +6,9 @@
 // seen at least min_count times in the training blocks; with option tokenizer=FILE, that HF
 // tokenizer.json (e.g. a byte-level BPE trained on the corpus, tools/train_bpe_tokenizer.js),
 // which must have a BOS token, and each block is encoded alone. A sequence is <bos> followed by
-// a window of L-1 tokens from a uniformly drawn offset. Scored: every prediction. Splits: test (held-out blocks,
-// length L) and long (held-out blocks, length 2L: extrapolation beyond the training length).
+// a window of L-1 tokens from a uniformly drawn offset. Scored: every prediction. Splits: test
+// (held-out blocks, length L) and long (held-out blocks, length 2L: extrapolation beyond the
+// training length).
 #include <torch/torch.h>
 
 #include <algorithm>

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "analysis/checkpoint_series.h"
 #include "analysis/u_shape.h"
 #include "core/formats/hdf5_reader.h"
 #include "fixtures.h"
@@ -109,10 +110,10 @@ TEST(UShape, NeedsTwoModelsOfOneDepth) {
   EXPECT_THAT(test::error_of([&] { compare_u_shapes({a, b}, load, options); }), HasSubstr("compare models of one depth"));
 }
 
-TEST(UShape, RunCheckpointsAreNamedWithTheirRun) {
-  EXPECT_EQ(u_shape_name("/x/runs/rope-seed0/step-003000"), "rope-seed0/step-003000");
-  EXPECT_EQ(u_shape_name("/x/runs/rope-seed0/step-003000/"), "rope-seed0/step-003000");
-  EXPECT_EQ(u_shape_name("/x/demos/flipflop-rope"), "flipflop-rope");
+TEST(CheckpointLabel, RunCheckpointsAreNamedWithTheirRun) {
+  EXPECT_EQ(checkpoint_label("/x/runs/rope-seed0/step-003000"), "rope-seed0/step-003000");
+  EXPECT_EQ(checkpoint_label("/x/runs/rope-seed0/step-003000/"), "rope-seed0/step-003000");
+  EXPECT_EQ(checkpoint_label("/x/demos/flipflop-rope"), "flipflop-rope");
 }
 
 }  // namespace

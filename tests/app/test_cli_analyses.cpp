@@ -145,7 +145,7 @@ TEST(CliAnalyses, LengthLossOfTheRopeSeriesWithScalings) {
   EXPECT_THAT(r.output, HasSubstr("step-001500 · yarn:2:"));
   const Hdf5Reader file((dir / "l.h5").string());
   EXPECT_EQ(file.shape("/analysis/length_loss/loss"), (std::vector<int64_t>{6, 255}));
-  EXPECT_EQ(file.read_strings("/analysis/length_loss/curves").at(1), "step-001500 · linear:2");
+  EXPECT_EQ(file.read_strings("/analysis/length_loss/curves").at(1), "text-rope-series/step-001500 · linear:2");
   EXPECT_EQ(file.int_attribute("/analysis/length_loss", "L"), 128);
   const auto loss = file.read("/analysis/length_loss/loss");
   // The trained checkpoint predicts its own training length's text better than an early one.

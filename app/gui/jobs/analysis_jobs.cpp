@@ -21,6 +21,7 @@
 #include "analysis/heatmap_pooling.h"
 #include "analysis/length_generalisation.h"
 #include "analysis/rope_probe.h"
+#include "analysis/checkpoint_series.h"
 #include "analysis/u_shape.h"
 #include "core/base/untrusted_json.h"
 #include "core/base/error.h"
@@ -172,7 +173,7 @@ AnalysisView u_shape_view(const UShapes& u) {
     QStringList layers;
     for (int64_t l = 0; l < minimum.size(1); ++l)
       layers << QObject::tr("L%1 %2").arg(l).arg(minimum[static_cast<int64_t>(m)][l].item<double>(), 0, 'f', 2);
-    parts << QObject::tr("%1 (%2): lowest at %3").arg(q(u_shape_name(u.checkpoints[m])), q(u.encodings[m]), layers.join(' '));
+    parts << QObject::tr("%1 (%2): lowest at %3").arg(q(checkpoint_label(u.checkpoints[m])), q(u.encodings[m]), layers.join(' '));
   }
   v.summary = QObject::tr("Where each curve is lowest, 0 = key 1 (a global decay) … 1 = the query's neighbour: ") +
               parts.join(QStringLiteral("; "));
