@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <filesystem>
 
 #include "analysis/checkpoint_series.h"
 #include "analysis/csv_text.h"
@@ -54,8 +53,9 @@ CurveSet u_shape_curves(const UShapes& u, int layer, const std::string& title) {
   set.x_label = "key position (query at " + std::to_string(u.T - 1) + "; the BOS key 0 not drawn)";
   set.y_label = "logit, standardised per curve (head mean)";
   for (int64_t k = 0; k < u.T; ++k) set.x.push_back(static_cast<double>(k));
+  const int64_t first = layer < 0 ? 0 : layer, end = layer < 0 ? layers : layer + 1;
   for (int64_t m = 0; m < u.scores.size(0); ++m) {
-    for (int64_t l = layer < 0 ? 0 : layer; l < (layer < 0 ? layers : layer + 1); ++l) {
+    for (int64_t l = first; l < end; ++l) {
       const auto curve = u.scores[m][l].contiguous();
       // BOS (key 0) is a sink whose logit dwarfs the rest in many models: the statistics leave it out.
       const auto rest = curve.narrow(0, 1, u.T - 1);
