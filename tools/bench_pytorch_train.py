@@ -5,8 +5,13 @@ cross-entropy, backward, gradient clipping 1.0, AdamW lr 1e-3 betas 0.9/0.999 we
 0.01) on a fixed random batch. Uses Debian's python3-torch.
 
     /usr/bin/python3 tools/bench_pytorch_train.py CONFIG.json [--batch 32] [--length 128]
-        [--steps 20] [--warmup 3]
+        [--steps 20] [--warmup 3] [--profile TRACE.json]
+
+--profile records the measured steps with PyTorch's autograd profiler into a Chrome trace
+(tools/profile_ops.py compares it with PosLens's); the printed median then includes the
+profiler's overhead.
 """
+import contextlib
 import argparse
 import json
 import os
@@ -27,6 +32,7 @@ def main():
     ap.add_argument("--length", type=int, default=128)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--profile", help="Chrome trace of the measured steps")
     args = ap.parse_args()
     torch.set_num_threads(os.cpu_count())
     with open(args.config) as f:
@@ -37,7 +43,11 @@ def main():
     torch.manual_seed(1)
     tokens = torch.randint(0, config.vocab_size, (args.batch, args.length))
     times = []
+    profiler = contextlib.nullcontext()
     for step in range(args.warmup + args.steps):
+        if step == args.warmup and args.profile:
+            profiler = torch.autograd.profiler.profile()
+            profiler.__enter__()
         start = time.perf_counter()
         logits = model(tokens)
         loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
@@ -48,6 +58,9 @@ def main():
         loss.item()
         if step >= args.warmup:
             times.append((time.perf_counter() - start) * 1000)
+    if args.profile:
+        profiler.__exit__(None, None, None)
+        profiler.export_chrome_trace(args.profile)
     times.sort()
     n = len(times)
     print(f"pytorch  {args.config}  batch {args.batch} x {args.length}: median {times[n // 2]:.1f} "

@@ -2,21 +2,53 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 namespace poslens::gui {
 namespace {
 
-// A Flip-Flop string (instruction, bit pairs; the last read asks for the last written bit, 0)
-// with long runs of ignores, and a few fortunes in the corpus's own block format.
+// A sample input per task, in the task's notation (core/train/<task>.cpp):
+// - Flip-Flop: instruction, bit pairs with long runs of ignores; the last read asks for the last
+//   written bit, 0.
+// - counting: one variable set, incremented three times among passes, set again, incremented
+//   twice, then "print a" — the model's next token is the count, 2 (it must count the `a ++`
+//   since the last set and ignore the passes: the CoPE gates show which tokens it counts).
+// - selective copy: 16 letters among 16 blanks (the default task's shape), the separator, the
+//   first 12 letters copied; the next is L.
+// - text (characters or BPE): a few fortunes in the corpus's own block format.
 const char* kFlipFlopSample = "w1i0i1i1r1i0i0w0i1i1i0i1i0i1r0i1i0i1i1i0i0i1r0";
+const char* kCountingSample =
+    "a = 0 ; pass ; a ++ ; pass ; pass ; a ++ ; pass ; a ++ ; pass ; pass ; a = 0 ; pass ; "
+    "pass ; a ++ ; pass ; pass ; pass ; a ++ ; pass ; pass ; print a";
+const char* kSelectiveCopySample = "D.B.C..FA..E...H.GKJN....ML..IAB|DBCFAEHGKJNM";
 const char* kTextSample =
     "Q: How many programmers does it take to change a light bulb?\n"
     "A: None, that's a hardware problem.\n%\nThe best way to predict the future is to invent it.\n";
 
+/// The task a model was trained on, from its config.json's "training" record (written by
+/// `poslens-cli train`); empty when the file or the record is missing.
+QString trained_task(const QString& folder) {
+  QFile file(QDir(folder).filePath("config.json"));
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  const auto training = QJsonDocument::fromJson(file.read(1 << 20)).object().value("training");
+  return training.toObject().value("task").toString();
+}
+
+QString sample_for(const QString& task) {
+  if (task == "flipflop") return kFlipFlopSample;
+  if (task == "counting") return kCountingSample;
+  if (task == "selective_copy") return kSelectiveCopySample;
+  return QString::fromUtf8(kTextSample);
+}
+
 DemoModel demo(const QString& name, const QString& path) {
   DemoModel d{name, path, {}, {}};
-  d.text = QString::fromUtf8(name.startsWith("flipflop") ? kFlipFlopSample : kTextSample);
+  QString task = trained_task(path);
+  if (task.isEmpty() && name.startsWith("flipflop")) task = "flipflop";
+  d.text = sample_for(task);
   d.view = name.contains("cope") ? "hook_cope_gates" : "hook_pattern";
   return d;
 }

@@ -6,6 +6,7 @@
 
 #include "core/base/error.h"
 #include "core/position/component_params.h"
+#include "core/base/narrow.h"
 
 namespace poslens {
 
@@ -41,26 +42,28 @@ at::Tensor apply_rotation(const at::Tensor& x, const at::Tensor& positions,
 
   const auto freqs = inv_freq.to(x.device(), torch::kFloat64);
   const auto angles = positions.to(x.device(), torch::kFloat64).unsqueeze(1) * freqs;  // [pos, half]
-  // [1, pos, 1, half] for broadcasting over batch and heads.
-  const auto cos = (angles.cos() * attention_factor).to(torch::kFloat32).view({1, -1, 1, half});
-  const auto sin = (angles.sin() * attention_factor).to(torch::kFloat32).view({1, -1, 1, half});
+  const auto cos = angles.cos() * attention_factor, sin = angles.sin() * attention_factor;
 
-  const auto rot = x.narrow(3, 0, rotary_dim).to(torch::kFloat32);
-  at::Tensor a, b;  // the two members of each pair, [batch, pos, head, half]
-  if (pairing == RopePairing::Interleaved) {
-    const auto pairs = rot.reshape({rot.size(0), rot.size(1), rot.size(2), half, 2});
-    a = pairs.select(4, 0);
-    b = pairs.select(4, 1);
-  } else {
-    a = rot.narrow(3, 0, half);
-    b = rot.narrow(3, half, half);
-  }
-  const auto out_a = a * cos - b * sin;
-  const auto out_b = a * sin + b * cos;
-  at::Tensor rotated = pairing == RopePairing::Interleaved
-                           ? torch::stack({out_a, out_b}, 4).flatten(3)
-                           : torch::cat({out_a, out_b}, 3);
-  rotated = rotated.to(x.scalar_type());
+  // Pair members (a, b) become (a·cos − b·sin, b·cos + a·sin), written as
+  //   x·[cos, cos] + swap(x)·[−sin, sin]
+  // with swap exchanging each pair's members: a flip of a view, so the backward pass has no
+  // slices (each a zero tensor and a copy) or concatenation; the same float32 operations, so the
+  // same bits, as rotating a and b apart.
+  const bool interleaved = pairing == RopePairing::Interleaved;
+  const int64_t pair_dim = interleaved ? 4 : 3;  // where the two members sit in the 5-d view
+  const auto per_member = [&](const at::Tensor& first, const at::Tensor& second) {
+    // [pos, half] each -> [1, pos, 1, rotary_dim] in the pairing's layout.
+    const auto both = torch::stack({first, second}, interleaved ? 2 : 1);
+    return both.reshape({1, -1, 1, rotary_dim}).to(torch::kFloat32);
+  };
+  const auto cos_both = per_member(cos, cos), sin_signed = per_member(-sin, sin);
+
+  const auto rot = narrow_unless_whole(x, 3, 0, rotary_dim).to(torch::kFloat32);
+  const auto sizes = rot.sizes();
+  const auto pairs = interleaved ? rot.reshape({sizes[0], sizes[1], sizes[2], half, 2})
+                                 : rot.reshape({sizes[0], sizes[1], sizes[2], 2, half});
+  const auto swapped = pairs.flip({pair_dim}).reshape(sizes);
+  auto rotated = (rot * cos_both + swapped * sin_signed).to(x.scalar_type());
   if (rotary_dim == d_head) return rotated;
   return torch::cat({rotated, x.narrow(3, rotary_dim, d_head - rotary_dim)}, 3);
 }

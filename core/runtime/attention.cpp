@@ -11,6 +11,7 @@
 
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
+#include "core/base/narrow.h"
 
 namespace poslens {
 
@@ -105,12 +106,12 @@ LayerAttention::LayerAttention(const ModelConfig& config, const PositionEncoding
   head_begin_ = head_begin;
   n_heads_ = head_count;
   const int64_t G = H / Hkv;
-  q_ = in.q.narrow(1, head_begin, head_count).contiguous();
+  q_ = narrow_unless_whole(in.q, 1, head_begin, head_count).contiguous();
   // Whole kv groups keep the grouped product (no repeated k/v); a range that splits a group
   // (one head of a GQA model, say) reads one kv head per query head.
   const bool whole_groups = head_begin % G == 0 && head_count % G == 0;
   const auto kv_heads = [&](const at::Tensor& t) {
-    if (whole_groups) return t.narrow(1, head_begin / G, head_count / G).contiguous();
+    if (whole_groups) return narrow_unless_whole(t, 1, head_begin / G, head_count / G).contiguous();
     const auto index = torch::div(positions(head_begin, head_begin + head_count, t.device()), G,
                                   "floor");
     return t.index_select(1, index).contiguous();
@@ -149,8 +150,8 @@ LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int6
   s.q0 = q0, s.q1 = q1, s.k0 = k0, s.k1 = k1;
   const int64_t R = q1 - q0, K = k1 - k0;
   const auto device = q_.device();
-  const auto qb = q_.narrow(2, q0, R);  // [B, H, R, dh]
-  const auto kb = k_.narrow(2, k0, K);  // [B, Hkv, K, dh]
+  const auto qb = narrow_unless_whole(q_, 2, q0, R);  // [B, H, R, dh]
+  const auto kb = narrow_unless_whole(k_, 2, k0, K);  // [B, Hkv, K, dh]
   const bool f32 = q_.scalar_type() == torch::kFloat32;
   // Float32: scale q (O(R·dh)) rather than the scores (O(R·K)). Other dtypes: the product in
   // the model's dtype, as HF computes it, then float32.
@@ -176,7 +177,7 @@ LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int6
     s.in.h = h_;
     s.in.q = qb;
     s.in.k = to_query_heads(kb, group_);
-    if (v_.defined()) s.in.v = to_query_heads(v_.narrow(2, k0, K), group_);
+    if (v_.defined()) s.in.v = to_query_heads(narrow_unless_whole(v_, 2, k0, K), group_);
     s.in.scores = scores;
     s.in.allowed = s.allowed;
     encoding_.add_score_terms(s.in, s.terms);
@@ -207,7 +208,7 @@ LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int6
 at::Tensor LayerAttention::weighted_values(const at::Tensor& weights, const Scores& s) const {
   if (!v_.defined()) throw Error("attention: the values were not kept, so z cannot be computed");
   const int64_t R = s.q1 - s.q0, K = s.k1 - s.k0;
-  const auto vb = v_.narrow(2, s.k0, K);
+  const auto vb = narrow_unless_whole(v_, 2, s.k0, K);
   auto w = weights.to(v_.scalar_type());
   if (group_ > 1) w = w.reshape({B_, n_kv_, group_ * R, K});
   auto z = torch::matmul(w, vb).view({B_, n_heads_, R, d_head_});

@@ -7,6 +7,7 @@
 
 #include "core/base/error.h"
 #include "core/runtime/blocks.h"
+#include "core/base/narrow.h"
 
 namespace poslens {
 
@@ -192,7 +193,7 @@ at::Tensor Transformer::unembed(const at::Tensor& head_input, HookSink& sink, co
   const int64_t B = head_input.size(0), T = head_input.size(1);
   const auto x = c.unembed_scale != 1.0 ? head_input * c.unembed_scale : head_input;
   const auto unembed = [&](int64_t p0, int64_t n) {
-    return at::linear(x.narrow(1, p0, n), weights_.unembed, weights_.unembed_bias).to(torch::kFloat32);
+    return at::linear(narrow_unless_whole(x, 1, p0, n), weights_.unembed, weights_.unembed_bias).to(torch::kFloat32);
   };
   at::Tensor logits;
   if (!sink.wants({HookKind::Logits, -1})) {

@@ -178,14 +178,22 @@ TEST(DemoModels, FoundInTheirFolderWithSeriesExpanded) {
     if (QString(folder) != "configs")
       std::ofstream(dir.filePath(folder).toStdString() + "/config.json") << "{}";
   }
+  // The sample input follows the task in the training record, whatever the folder's name.
+  QDir().mkpath(dir.filePath("a-counting-model"));
+  std::ofstream(dir.filePath("a-counting-model").toStdString() + "/config.json")
+      << R"({"training": {"task": "counting"}})";
   const auto demos = findDemoModels(dir.path());
-  ASSERT_EQ(demos.size(), 3u) << "configs/ holds no model";
-  EXPECT_EQ(demos[0].name, "flipflop-cope");
-  EXPECT_EQ(demos[0].view, "hook_cope_gates");
-  EXPECT_TRUE(demos[0].text.startsWith("w1i0"));
-  EXPECT_EQ(demos[1].name, "text-rope-series/step-000000");
-  EXPECT_EQ(demos[2].name, "text-rope-series/step-000010");
-  EXPECT_EQ(demos[2].view, "hook_pattern");
+  ASSERT_EQ(demos.size(), 4u) << "configs/ holds no model";
+  EXPECT_EQ(demos[0].name, "a-counting-model");
+  EXPECT_TRUE(demos[0].text.startsWith("a = 0 ; pass")) << demos[0].text.toStdString();
+  EXPECT_TRUE(demos[0].text.endsWith("print a"));
+  EXPECT_EQ(demos[1].name, "flipflop-cope");
+  EXPECT_EQ(demos[1].view, "hook_cope_gates");
+  EXPECT_TRUE(demos[1].text.startsWith("w1i0"));
+  EXPECT_EQ(demos[2].name, "text-rope-series/step-000000");
+  EXPECT_EQ(demos[3].name, "text-rope-series/step-000010");
+  EXPECT_EQ(demos[3].view, "hook_pattern");
+  EXPECT_TRUE(demos[3].text.startsWith("Q: How many"));
   EXPECT_TRUE(findDemoModels(dir.filePath("missing")).empty());
 }
 

@@ -8,6 +8,7 @@
 #include "core/base/error.h"
 #include "core/models/hf_writer.h"
 #include "core/position/rope.h"
+#include "core/position/rope_scaling.h"
 
 namespace poslens {
 namespace {
@@ -43,6 +44,37 @@ TEST(Rope, HalfSplitPairsRotateDimensionCWithCPlusHalf) {
   const std::vector<double> expected{1 * c1 - 3 * s1, 2 * c2 - 4 * s2, 3 * c1 + 1 * s1,
                                      4 * c2 + 2 * s2};
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(out[0][1][0][i].item<double>(), expected[i], 1e-6);
+}
+
+// The rotation as x·[cos, cos] + swap(x)·[−sin, sin] must give the bits of rotating the pair
+// members apart (a·cos − b·sin, b·cos + a·sin, float32), and its gradient theirs.
+TEST(Rope, RotationEqualsThePairFormulaBitForBitWithItsGradient) {
+  torch::manual_seed(3);
+  const int64_t half = 8;
+  const auto positions = torch::arange(5, 40, torch::kLong);
+  const auto inv_freq = rope_frequencies(10000.0, 2 * half);
+  const auto angles = positions.to(torch::kFloat64).unsqueeze(1) * inv_freq;
+  const auto cos = angles.cos().to(torch::kFloat32).view({1, -1, 1, half});
+  const auto sin = angles.sin().to(torch::kFloat32).view({1, -1, 1, half});
+  for (const auto pairing : {RopePairing::HalfSplit, RopePairing::Interleaved}) {
+    const auto x = torch::randn({2, 35, 3, 2 * half}).requires_grad_(true);
+    const auto out = apply_rotation(x, positions, inv_freq, pairing);
+    const auto x2 = x.detach().clone().requires_grad_(true);
+    at::Tensor a, b;
+    if (pairing == RopePairing::HalfSplit) {
+      a = x2.narrow(3, 0, half), b = x2.narrow(3, half, half);
+    } else {
+      a = x2.reshape({2, 35, 3, half, 2}).select(4, 0), b = x2.reshape({2, 35, 3, half, 2}).select(4, 1);
+    }
+    const auto out_a = a * cos - b * sin, out_b = b * cos + a * sin;
+    const auto expected = pairing == RopePairing::HalfSplit ? torch::cat({out_a, out_b}, 3)
+                                                            : torch::stack({out_a, out_b}, 4).flatten(3);
+    EXPECT_TRUE(torch::equal(out, expected)) << to_string(pairing);
+    const auto upstream = torch::randn_like(expected);
+    (out * upstream).sum().backward();
+    (expected * upstream).sum().backward();
+    EXPECT_TRUE(torch::allclose(x.grad(), x2.grad(), 1e-6, 1e-6)) << to_string(pairing);
+  }
 }
 
 TEST(Rope, PartialRotaryLeavesTheTailUnchanged) {
