@@ -36,7 +36,11 @@ std::string set_up_compute() {
   setenv("DNNL_PRIMITIVE_CACHE_CAPACITY", "8", /*overwrite=*/0);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int mode = openblas_parallel_mode();
-  const int threads = mode == 1 ? 1 : cores;
+  int threads = mode == 1 ? 1 : cores;
+  // OMP_NUM_THREADS, where set, as PyTorch honours it: e.g. 1 for each of several runs side by
+  // side, which otherwise oversubscribe the cores and wait on each other's spinning threads.
+  const char* requested = std::getenv("OMP_NUM_THREADS");
+  if (requested && std::atoi(requested) > 0) threads = std::min(std::atoi(requested), 1024);
   at::set_num_threads(threads);
   const char* blas = mode == 1   ? "OpenBLAS with pthreads: LibTorch's operators on one thread"
                      : mode == 2 ? "OpenBLAS with OpenMP"

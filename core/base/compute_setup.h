@@ -8,6 +8,8 @@
 //     (GPT-2-small shape at 512 tokens on 2 cores: 1.7 s instead of 0.63 s). scripts/setup.sh
 //     selects Debian's OpenMP build (one shared pool); where the pthread build is loaded
 //     anyway, LibTorch's operators run on one thread and the products keep every core.
+//     OMP_NUM_THREADS, where set to a positive number, wins (as in PyTorch): runs side by side
+//     each given their share of the cores do not stall on each other's spinning threads.
 //   - The allocator. Attention blocks are tens of MB, allocated and freed per block; glibc
 //     serves those with mmap/munmap, so every block paid its page faults again (stories260K,
 //     8192 tokens: `heads` 9.9 s -> 5.0 s, the forward 2.3 s -> 1.6 s, same peak). Freed memory

@@ -3,10 +3,12 @@
 #include <torch/torch.h>
 
 #include <string>
+#include <tuple>
 
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
 #include "core/position/component_params.h"
+#include "core/position/cope_interpolate.h"
 #include "core/position/alibi.h"
 
 namespace poslens {
@@ -39,27 +41,11 @@ CopeOutput cope_positions(const at::Tensor& gate_logits, const at::Tensor& q,
 
 CopeOutput cope_from_gates(const at::Tensor& gates, const at::Tensor& q, const at::Tensor& pos_emb,
                            const at::Tensor& allowed, double z_scale) {
-  const int64_t npos_max = pos_emb.size(1);
   const auto dtype = q.scalar_type();
   CopeOutput out;
   out.gates = gates;
-  // p_ij = sum_{t >= j} g_it: flip, cumulative sum, flip back (the reference's order, and no
-  // cancellation as total − prefix would have on long rows).
-  out.positions = out.gates.flip({-1}).cumsum(-1).flip({-1}).clamp_max(double(npos_max - 1));
-
   const auto z_int = torch::matmul(q, pos_emb.to(dtype));  // [B, H, Q, npos_max]: z_i[p]
-  const auto floor = out.positions.floor();
-  const auto w = out.positions - floor;
-  const auto z_floor = z_int.gather(-1, floor.to(torch::kLong));
-  const auto z_ceil = z_int.gather(-1, out.positions.ceil().to(torch::kLong));
-  auto z = z_ceil * w + z_floor * (1 - w);
-  if (z_scale != 1.0) z = z * z_scale;
-  if (allowed.defined()) {
-    // Hidden keys hold 0: left of a sliding window the reverse sum would repeat the row's total.
-    z = z.masked_fill(allowed.logical_not(), 0);
-    out.positions = out.positions.masked_fill(allowed.logical_not(), 0);
-  }
-  out.pos_logits = z;
+  std::tie(out.pos_logits, out.positions) = cope_interpolate(gates, z_int, allowed, z_scale);
   return out;
 }
 

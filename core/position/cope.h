@@ -44,15 +44,16 @@ CopeOutput cope_positions(const at::Tensor& gate_logits, const at::Tensor& q,
                           const at::Tensor& pos_emb, bool causal, double scale,
                           CopeLogitScale mode = CopeLogitScale::DivideAll);
 
-/// Test references (not on the runtime path): a second, direct form of a formula the runtime
-/// computes elsewhere, kept so tests can check the runtime against it. Never call from core.
 /// The same from gates already computed, for one block of whole rows: gates float [B, H, Q, K]
 /// (0 where `allowed` [Q, K] is false; undefined: every key visible), q [B, H, Q, d] the rows'
 /// queries, z_scale the factor on z (scale for DivideAll, 1 for NoDiv). Masked entries of
-/// positions and z are 0.
+/// positions and z are 0. The positions and z come from cope_interpolate (one fused pass on the
+/// CPU).
 CopeOutput cope_from_gates(const at::Tensor& gates, const at::Tensor& q, const at::Tensor& pos_emb,
                            const at::Tensor& allowed, double z_scale);
 
+/// Test references (not on the runtime path): a second, direct form of a formula the runtime
+/// computes elsewhere, kept so tests can check the runtime against it. Never call from core.
 namespace reference {
 /// The logits before masking: qk · scale + cope.pos_logits, which is (qk + z)·scale for
 /// DivideAll and qk·scale + z for NoDiv. qk [B, H, Q, K] raw q_i·k_j.
