@@ -13,16 +13,21 @@ namespace {
 // A sample input per task, in the task's notation (core/train/<task>.cpp):
 // - Flip-Flop: instruction, bit pairs with long runs of ignores; the last read asks for the last
 //   written bit, 0.
-// - counting: one variable set, incremented three times among passes, set again, incremented
-//   twice, then "print a" — the model's next token is the count, 2 (it must count the `a ++`
-//   since the last set and ignore the passes: the CoPE gates show which tokens it counts).
+// - counting: a program as the task draws them (one variable, w_pass 50, left-padded with
+//   <pad> as in training: the pads matter, without them the demo model undercounts), ending in
+//   "print a" at the position training asks for the value: 5, the increments since the second
+//   set (the two before it must not count). Layer 1 head 1's CoPE gates count `a`, `=`, `0`,
+//   `++` and skip `pass`, `;` and the pads (docs/experiments.md).
 // - selective copy: 16 letters among 16 blanks (the default task's shape), the separator, the
 //   first 12 letters copied; the next is L.
 // - text (characters or BPE): a few fortunes in the corpus's own block format.
 const char* kFlipFlopSample = "w1i0i1i1r1i0i0w0i1i1i0i1i0i1r0i1i0i1i1i0i0i1r0";
 const char* kCountingSample =
-    "a = 0 ; pass ; a ++ ; pass ; pass ; a ++ ; pass ; a ++ ; pass ; pass ; a = 0 ; pass ; "
-    "pass ; a ++ ; pass ; pass ; pass ; a ++ ; pass ; pass ; print a";
+    "<pad> <pad> <pad> a = 0 ; a ++ ; pass ; pass ; pass ; pass ; pass ; pass ; pass ; a ++ ; "
+    "a ++ ; pass ; pass ; pass ; a = 0 ; pass ; pass ; pass ; pass ; pass ; a ++ ; a ++ ; "
+    "pass ; pass ; pass ; pass ; pass ; a ++ ; pass ; pass ; pass ; pass ; pass ; pass ; pass "
+    "; pass ; a ++ ; pass ; pass ; pass ; pass ; pass ; pass ; a ++ ; pass ; pass ; pass ; "
+    "pass ; pass ; pass ; pass ; pass ; pass ; pass ; pass ; print a";
 const char* kSelectiveCopySample = "D.B.C..FA..E...H.GKJN....ML..IAB|DBCFAEHGKJNM";
 const char* kTextSample =
     "Q: How many programmers does it take to change a light bulb?\n"

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "core/base/error.h"
-#include "core/position/component_params.h"
 #include "core/base/narrow.h"
+#include "core/position/component_params.h"
 
 namespace poslens {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/base/error.h"
-#include "core/base/shape_text.h"
 #include "core/base/narrow.h"
+#include "core/base/shape_text.h"
 
 namespace poslens {
 

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "core/base/error.h"
-#include "core/runtime/blocks.h"
 #include "core/base/narrow.h"
+#include "core/runtime/blocks.h"
 
 namespace poslens {
 

@@ -185,7 +185,7 @@ TEST(DemoModels, FoundInTheirFolderWithSeriesExpanded) {
   const auto demos = findDemoModels(dir.path());
   ASSERT_EQ(demos.size(), 4u) << "configs/ holds no model";
   EXPECT_EQ(demos[0].name, "a-counting-model");
-  EXPECT_TRUE(demos[0].text.startsWith("a = 0 ; pass")) << demos[0].text.toStdString();
+  EXPECT_TRUE(demos[0].text.startsWith("<pad> <pad> <pad> a = 0 ;")) << demos[0].text.toStdString();
   EXPECT_TRUE(demos[0].text.endsWith("print a"));
   EXPECT_EQ(demos[1].name, "flipflop-cope");
   EXPECT_EQ(demos[1].view, "hook_cope_gates");
