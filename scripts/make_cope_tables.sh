@@ -10,7 +10,8 @@
 # Environment (defaults): COPE_SEEDS ("0 1"), COPE_ENCODINGS ("cope rope absolute"),
 # COPE_TASKS ("selective_copy counting"), COPY_STEPS (3000), COUNT_STEPS (2000), COUNT_LENGTH
 # (128), COUNT_VARIABLES ("1": Table 3's columns are "1 3 5"), POSLENS_CLI
-# (build/app/cli/poslens-cli). About 45 min for the defaults on 2 cores (counting is 90 % of it).
+# (build/app/cli/poslens-cli). The defaults took ~40 min here with OMP_NUM_THREADS=1 and another
+# run beside them (docs/training.md: two runs side by side use the 2 cores best).
 #
 # A finished run folder is skipped and an unfinished one resumed, so the script can be stopped
 # and run again. Each run's final evaluation (500 sequences per split) is read from its
