@@ -83,8 +83,8 @@ titles = {"copy": "Selective copy (Table 2, right): test 16 blanks, dense 8, spa
           "count": "Counting with {} variable(s) (Tables 3 and 4): test w_pass 50, short 10, long 100"}
 with open(target, "w") as f:
     for experiment in sorted({e for e, _ in rows}):
-        title = titles[experiment[:5] if experiment == "copy" else "count"]
-        f.write("### " + title.format(experiment[5:]) + "\n\n")
+        title = titles["copy"] if experiment == "copy" else titles["count"].format(experiment[5:])
+        f.write("### " + title + "\n\n")
         per_encoding = {enc: seeds for (e, enc), seeds in rows.items() if e == experiment}
         splits = list(next(iter(next(iter(per_encoding.values())).values())))
         f.write("| encoding | seeds | " + " | ".join(f"{s} error % (mean; per seed)" for s in splits) + " |\n")

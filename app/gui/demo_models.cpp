@@ -16,7 +16,7 @@ namespace {
 // - counting: a program as the task draws them (one variable, w_pass 50, left-padded with
 //   <pad> as in training: the pads matter, without them the demo model undercounts), ending in
 //   "print a" at the position training asks for the value: 5, the increments since the second
-//   set (the two before it must not count). Layer 1 head 1's CoPE gates count `a`, `=`, `0`,
+//   set (the three before it must not count). Layer 1 head 1's CoPE gates count `a`, `=`, `0`,
 //   `++` and skip `pass`, `;` and the pads (docs/experiments.md).
 // - selective copy: 16 letters among 16 blanks (the default task's shape), the separator, the
 //   first 12 letters copied; the next is L.
