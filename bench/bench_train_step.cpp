@@ -5,8 +5,8 @@
 // CONFIG is a complete PosLens config.json (vocab_size, n_ctx). Prints the median and the
 // quartiles in ms. --profile records the measured steps with LibTorch's autograd profiler into a
 // Chrome trace (tools/profile_ops.py sums it per operator; its timings include the profiler's
-// overhead, so the printed median is then not comparable). The PyTorch-eager counterpart is tools/bench_pytorch_train.py;
-// scripts/bench_train.sh runs both side by side.
+// overhead, so the printed median is then not comparable). The PyTorch-eager counterpart is
+// tools/bench_pytorch_train.py; scripts/bench_train.sh runs both side by side.
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 

@@ -11,7 +11,6 @@ cross-entropy, backward, gradient clipping 1.0, AdamW lr 1e-3 betas 0.9/0.999 we
 (tools/profile_ops.py compares it with PosLens's); the printed median then includes the
 profiler's overhead.
 """
-import contextlib
 import argparse
 import json
 import os
@@ -43,7 +42,7 @@ def main():
     torch.manual_seed(1)
     tokens = torch.randint(0, config.vocab_size, (args.batch, args.length))
     times = []
-    profiler = contextlib.nullcontext()
+    profiler = None
     for step in range(args.warmup + args.steps):
         if step == args.warmup and args.profile:
             profiler = torch.autograd.profiler.profile()
@@ -58,7 +57,7 @@ def main():
         loss.item()
         if step >= args.warmup:
             times.append((time.perf_counter() - start) * 1000)
-    if args.profile:
+    if profiler:
         profiler.__exit__(None, None, None)
         profiler.export_chrome_trace(args.profile)
     times.sort()
