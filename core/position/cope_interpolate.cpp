@@ -31,6 +31,19 @@ scalar_t clamped(double sum, int64_t npos, bool* below_max) {
   return p;
 }
 
+/// The integer positions either side of p and p's weight on the upper one.
+template <typename scalar_t>
+struct Neighbours {
+  int64_t lower, upper;
+  scalar_t w;  ///< p - floor(p)
+};
+
+template <typename scalar_t>
+Neighbours<scalar_t> neighbours(scalar_t p) {
+  const scalar_t lower = std::floor(p);
+  return {static_cast<int64_t>(lower), static_cast<int64_t>(std::ceil(p)), p - lower};
+}
+
 template <typename scalar_t>
 void forward_rows(const RowShape& s, const scalar_t* gates, const scalar_t* z_int,
                   const bool* allowed, scalar_t z_scale, bool scaled, scalar_t* z, scalar_t* pos) {
@@ -50,9 +63,8 @@ void forward_rows(const RowShape& s, const scalar_t* gates, const scalar_t* z_in
           zr[j] = 0, pr[j] = 0;
           continue;
         }
-        const scalar_t lower = std::floor(p), w = p - lower;
-        const auto f = static_cast<int64_t>(lower), c = static_cast<int64_t>(std::ceil(p));
-        scalar_t v = zi[c] * w + zi[f] * (scalar_t(1) - w);
+        const auto n = neighbours(p);
+        scalar_t v = zi[n.upper] * n.w + zi[n.lower] * (scalar_t(1) - n.w);
         if (scaled) v = v * z_scale;
         zr[j] = v, pr[j] = p;
       }
@@ -81,12 +93,11 @@ void backward_rows(const RowShape& s, const scalar_t* gates, const scalar_t* z_i
         double d_p = 0;  // dL/dp_ij
         if (!visible || visible[j]) {
           if (gz) {
-            const scalar_t lower = std::floor(p), w = p - lower;
-            const auto f = static_cast<int64_t>(lower), c = static_cast<int64_t>(std::ceil(p));
+            const auto n = neighbours(p);
             const scalar_t d_v = scaled ? gz[j] * z_scale : gz[j];
-            gzi[c] += d_v * w;
-            gzi[f] += d_v * (scalar_t(1) - w);
-            d_p += static_cast<double>(d_v) * (zi[c] - zi[f]);  // floor and ceil have no slope
+            gzi[n.upper] += d_v * n.w;
+            gzi[n.lower] += d_v * (scalar_t(1) - n.w);
+            d_p += static_cast<double>(d_v) * (zi[n.upper] - zi[n.lower]);  // floor, ceil: no slope
           }
           if (gp) d_p += gp[j];
         }
@@ -105,6 +116,15 @@ RowShape row_shape(const at::Tensor& gates, const at::Tensor& z_int) {
           z_int.size(3)};
 }
 
+/// t.contiguous(), or t itself when undefined (an absent mask or gradient).
+at::Tensor contiguous_if_defined(const at::Tensor& t) { return t.defined() ? t.contiguous() : t; }
+
+/// t's data, or nullptr when t is undefined.
+template <typename T>
+T* data_or_null(const at::Tensor& t) {
+  return t.defined() ? t.data_ptr<T>() : nullptr;
+}
+
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
@@ -119,14 +139,13 @@ struct CopeInterpolateFunction : torch::autograd::Function<CopeInterpolateFuncti
   static variable_list forward(AutogradContext* ctx, const at::Tensor& gates_in,
                                const at::Tensor& z_int_in, const Mask& mask, double z_scale) {
     const auto gates = gates_in.contiguous(), z_int = z_int_in.contiguous();
-    const auto allowed = mask.allowed.defined() ? mask.allowed.contiguous() : mask.allowed;
+    const auto allowed = contiguous_if_defined(mask.allowed);
     auto z = torch::empty_like(gates), positions = torch::empty_like(gates);
     const auto shape = row_shape(gates, z_int);
     AT_DISPATCH_FLOATING_TYPES(gates.scalar_type(), "cope_interpolate", [&] {
       forward_rows<scalar_t>(shape, gates.data_ptr<scalar_t>(), z_int.data_ptr<scalar_t>(),
-                             allowed.defined() ? allowed.data_ptr<bool>() : nullptr,
-                             static_cast<scalar_t>(z_scale), z_scale != 1.0,
-                             z.data_ptr<scalar_t>(), positions.data_ptr<scalar_t>());
+                             data_or_null<bool>(allowed), static_cast<scalar_t>(z_scale),
+                             z_scale != 1.0, z.data_ptr<scalar_t>(), positions.data_ptr<scalar_t>());
     });
     ctx->set_materialize_grads(false);  // an unused output (positions, mostly) gets no zeros
     ctx->save_for_backward({gates, z_int});
@@ -141,17 +160,15 @@ struct CopeInterpolateFunction : torch::autograd::Function<CopeInterpolateFuncti
     const auto allowed = ctx->saved_data.count("allowed") ? ctx->saved_data["allowed"].toTensor()
                                                           : at::Tensor();
     const double z_scale = ctx->saved_data["z_scale"].toDouble();
-    const auto grad_z = grads[0].defined() ? grads[0].contiguous() : grads[0];
-    const auto grad_pos = grads[1].defined() ? grads[1].contiguous() : grads[1];
+    const auto grad_z = contiguous_if_defined(grads[0]), grad_pos = contiguous_if_defined(grads[1]);
     auto grad_gates = torch::empty_like(gates), grad_z_int = torch::zeros_like(z_int);
     const auto shape = row_shape(gates, z_int);
     AT_DISPATCH_FLOATING_TYPES(gates.scalar_type(), "cope_interpolate_backward", [&] {
       backward_rows<scalar_t>(shape, gates.data_ptr<scalar_t>(), z_int.data_ptr<scalar_t>(),
-                              allowed.defined() ? allowed.data_ptr<bool>() : nullptr,
-                              static_cast<scalar_t>(z_scale), z_scale != 1.0,
-                              grad_z.defined() ? grad_z.data_ptr<scalar_t>() : nullptr,
-                              grad_pos.defined() ? grad_pos.data_ptr<scalar_t>() : nullptr,
-                              grad_gates.data_ptr<scalar_t>(), grad_z_int.data_ptr<scalar_t>());
+                              data_or_null<bool>(allowed), static_cast<scalar_t>(z_scale),
+                              z_scale != 1.0, data_or_null<scalar_t>(grad_z),
+                              data_or_null<scalar_t>(grad_pos), grad_gates.data_ptr<scalar_t>(),
+                              grad_z_int.data_ptr<scalar_t>());
     });
     return {grad_gates, grad_z_int, at::Tensor(), at::Tensor()};  // none for the mask, z_scale
   }
