@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +20,12 @@ namespace {
 
 /// The child's side: run the work, report a failure's message through `fd`, never return.
 [[noreturn]] void child_main(const std::function<void()>& work, int fd) {
+  // A crash here must end the child at once. With core dumps on (`ulimit -c`), the kernel would
+  // first write the child's whole memory — a copy of the parent's, gigabytes for a GUI with a model
+  // loaded — which can outlast the timeout (the crash then reads as a hang) and litters the disk.
+  const rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  ::prctl(PR_SET_DUMPABLE, 0);  // also stops a piped core_pattern, which ignores RLIMIT_CORE
   int code = 0;
   std::string message;
   try {

@@ -1,6 +1,9 @@
 // run_isolated: work in a forked child — what it returns, throws, crashes on, hangs in.
 #include <gtest/gtest.h>
 
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
 #include <csignal>
 #include <stdexcept>
 #include <thread>
@@ -31,6 +34,26 @@ TEST(IsolatedRun, ACrashEndsTheChildNotTheParent) {
   EXPECT_EQ(out.kind, Kind::Crashed);
   EXPECT_EQ(out.signal, SIGSEGV);
   EXPECT_FALSE(out.message.empty());
+}
+
+TEST(IsolatedRun, TheChildWritesNoCoreDump) {
+  // Even where the user allows core dumps: writing the child's copy of a large parent can outlast
+  // the timeout (a crash would read as a hang; the CI machine saw that) and fills the disk.
+  rlimit before{};
+  ::getrlimit(RLIMIT_CORE, &before);
+  rlimit allowed = before;
+  allowed.rlim_cur = before.rlim_max;
+  ::setrlimit(RLIMIT_CORE, &allowed);
+  const auto out = run_isolated(
+      [] {
+        rlimit limit{};
+        ::getrlimit(RLIMIT_CORE, &limit);
+        if (limit.rlim_cur != 0) throw Error("core dumps allowed in the child");
+        if (::prctl(PR_GET_DUMPABLE) != 0) throw Error("the child is dumpable");
+      },
+      30);
+  ::setrlimit(RLIMIT_CORE, &before);
+  EXPECT_EQ(out.kind, Kind::Succeeded) << out.message;
 }
 
 TEST(IsolatedRun, WorkThatDoesNotFinishIsKilledAtTheTimeout) {
