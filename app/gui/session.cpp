@@ -1,5 +1,7 @@
 #include "app/gui/session.h"
 
+#include <algorithm>
+
 #include <QFileInfo>
 
 #include "app/gui/inference_worker.h"
@@ -161,7 +163,8 @@ void Session::enqueueHead(const QString& tag, HeadRequest request) {
   Job job;
   job.tag = tag;
   job.body = [request](InferenceWorker& w, const JobTicket& t) { w.head(t, request); };
-  enqueue(std::move(job));
+  // The map is what the user looks at, and takes milliseconds; a queued probe takes minutes.
+  enqueue(std::move(job), true);
 }
 
 void Session::setExportCaptures(const QString& captures) { export_captures_ = captures; }
@@ -228,10 +231,13 @@ void Session::cancel() {
 
 bool Session::isBusy() const { return busy_; }
 
-void Session::enqueue(Job job) {
+void Session::enqueue(Job job, bool ahead_of_analyses) {
   supersede(job.tag);
   job.ticket.generation = ++next_generation_;
-  queue_.push_back(std::move(job));
+  auto at = queue_.end();
+  if (ahead_of_analyses)  // before the first queued analysis; behind the opens and runs ahead of it
+    at = std::find_if(queue_.begin(), queue_.end(), [](const Job& j) { return j.tag != "open" && j.tag != "run"; });
+  queue_.insert(at, std::move(job));
   dispatchNext();
   updateBusy();
 }

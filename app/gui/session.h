@@ -7,7 +7,8 @@
 // The queue: every job has a tag ("open", "run", "head", "export", or a panel's analysis:
 // "probe", "positions", ...). A newer job replaces a
 // still-queued job of the same tag; a running job of that tag is cancelled (the worker checks
-// the cancel flag per layer). Jobs go to the worker one at a time, and every result, progress,
+// the cancel flag per layer). Head and region maps go before queued analyses (they take
+// milliseconds, a probe minutes). Jobs go to the worker one at a time, and every result, progress,
 // failure and cancellation the worker sends carries its job's generation: the Session passes
 // on only what belongs to the running job while it is not cancelled, so nothing stale reaches
 // a view. (Idea from RenderDoc's ReplayManager and Hotspot's JobTracker.)
@@ -133,7 +134,9 @@ class Session : public QObject {
     std::function<void(const std::any&)> on_result;  ///< submitted jobs
   };
 
-  void enqueue(Job job);
+  /// Queues `job` last or, `ahead_of_analyses`, before the first queued job that is not an open or
+  /// a run.
+  void enqueue(Job job, bool ahead_of_analyses = false);
   /// Queues a head (or region) map of the last run's view, under `tag`.
   void enqueueHead(const QString& tag, HeadRequest request);
   /// Drops queued jobs of `tag` and cancels a running one, silently (they were superseded).

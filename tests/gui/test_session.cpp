@@ -18,6 +18,7 @@
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/transformer.h"
 #include "app/gui/session.h"
+#include "app/gui/worker_context.h"
 #include "gui_test_util.h"
 
 namespace poslens::gui {
@@ -168,6 +169,24 @@ TEST_F(OpenSession, ResultsQueuedBeforeTheirJobWentStaleAreDropped) {
   settle(session);
   ASSERT_EQ(finished.count(), 2);
   EXPECT_EQ(finished.at(1).at(0).value<RunSummary>().tokens.size(), 5) << "the newer run only";
+}
+
+TEST_F(OpenSession, AFinishedRunsHeadMapGoesAheadOfAQueuedAnalysis) {
+  // `poslens CKPT --run --probe`: the run and the probe queue up at once; the run's head map,
+  // asked for when the run ends, must not wait minutes behind the probe.
+  QSignalSpy jobs(&session, &Session::jobStarted);
+  QSignalSpy heads(&session, &Session::headReady);
+  QSignalSpy done(&session, &Session::jobFinished);
+  session.setInput({"Once upon a time", false});
+  session.run();
+  session.submit(QStringLiteral("probe"), QStringLiteral("Probing"),
+                 [](WorkerContext&) -> std::any { return 1; }, [](const std::any&) {});
+  ASSERT_TRUE(arrived(done, 30000));
+  settle(session);
+  ASSERT_EQ(heads.count(), 1);
+  QStringList order;
+  for (const auto& args : jobs) order << args.at(0).toString();
+  EXPECT_EQ(order.join(',').toStdString(), "run,head,probe");
 }
 
 TEST_F(OpenSession, CancelBetweenRunsIsHonoured) {
