@@ -1,6 +1,6 @@
 #pragma once
 // The Frequencies panel's plain data made from probe results: shared by the jobs that run the
-// probe (frequency_jobs.cpp) and the one that opens the files the CLI wrote (analysis_jobs.cpp).
+// probe (frequency_jobs.cpp) and the readers of the files the CLI wrote (analysis_file_readers.cpp).
 // LibTorch types: jobs only.
 #include <string>
 

@@ -1,0 +1,66 @@
+// File ▸ Open analysis…: an HDF5 file the CLI wrote, checked in a child process, its version
+// checked, then read by the reader for what it holds (analysis_file_readers.h).
+#include "app/gui/worker_context.h"
+
+#include "app/gui/jobs/jobs.h"
+
+#include <QDateTime>
+#include <QFileInfo>
+
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include "app/gui/jobs/analysis_file_readers.h"
+#include "app/gui/jobs/analysis_view_builders.h"
+#include "core/base/error.h"
+#include "core/formats/hdf5_check.h"
+#include "core/formats/hdf5_reader.h"
+
+namespace poslens::gui {
+namespace {
+
+/// Reads the file in a child process first (check_hdf5_in_child: libhdf5 can crash or hang on
+/// a hostile file), once per path, size and modification time: changing a captures view's
+/// layer or head re-reads a file already checked.
+void check_in_child_once(const QString& path, const WorkerContext& ctx) {
+  static std::mutex mutex;
+  static std::set<std::tuple<QString, qint64, qint64>> passed;
+  const QFileInfo info(path);
+  const auto key = std::make_tuple(info.absoluteFilePath(), info.size(), info.lastModified().toMSecsSinceEpoch());
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (passed.count(key)) return;
+  }
+  check_hdf5_in_child(path.toStdString(), 60, [&ctx] { return ctx.cancelled(); });
+  const std::lock_guard<std::mutex> lock(mutex);
+  passed.insert(key);
+}
+
+}  // namespace
+
+Work open_analysis_job(const QString& path, int layer, int head) {
+  return [path, layer, head](WorkerContext& ctx) -> std::any {
+    check_in_child_once(path, ctx);
+    const Hdf5Reader file(path.toStdString());
+    const auto version = file.string_attribute("/", "poslens_version");
+    if (version.empty())
+      throw Error(path.toStdString() + ": not a PosLens analysis file (no poslens_version attribute)");
+    if (version != POSLENS_VERSION)
+      throw Error(path.toStdString() + ": written by PosLens " + version + "; this PosLens (" + POSLENS_VERSION +
+                  ") reads the files of its own version");
+    const auto checkpoint = file.string_attribute("/", "checkpoint");
+    if (file.exists("/analysis/probe") || file.exists("/analysis/compare")) return frequency_file(file, path);
+    if (file.exists("/analysis/frequencies")) {
+      SeriesSummary s;
+      s.last = decomposition_file(file, path);
+      return s;
+    }
+    if (file.exists("/analysis/position_map")) return position_file(file);
+    auto v = file.exists("/captures") ? captures_view(file, layer, head) : analysis_panel_file(file, stem(checkpoint));
+    v.provenance = provenance(checkpoint, file.string_attribute("/", "weights_sha256"), path);
+    return v;
+  };
+}
+
+}  // namespace poslens::gui
