@@ -12,6 +12,7 @@
 #include "app/cli/command.h"
 #include "app/cli/sweep_manifest.h"
 #include "core/base/atomic_file.h"
+#include "core/base/compute_setup.h"
 #include "core/base/error.h"
 
 namespace poslens::cli {
@@ -26,6 +27,7 @@ struct SweepCommand {
   bool slurm = false;
   std::string partition;
   int64_t gpus = 0;
+  int64_t cpus_per_task = 0;  ///< 0: Slurm's default (one CPU)
   int64_t max_parallel = 0;  ///< 0: no limit
   std::string merged;        ///< the merge job's output (default OUT/merged.h5)
 };
@@ -92,6 +94,12 @@ void submit_to_slurm(const SweepCommand& c, const std::string& expanded, int64_t
                         header + "#SBATCH --job-name=poslens-sweep\n#SBATCH --output=" + dir +
                             "/logs/slurm-%A_%a.out\n" +
                             (c.gpus > 0 ? "#SBATCH --gpus=" + std::to_string(c.gpus) + "\n" : "") +
+                            (c.cpus_per_task > 0 ? "#SBATCH --cpus-per-task=" + std::to_string(c.cpus_per_task) + "\n"
+                                                 : "") +
+                            "# As many threads as the task has CPUs: a cluster that does not bind tasks to\n"
+                            "# their CPUs (TaskPlugin=task/none) would otherwise get one thread per core of the\n"
+                            "# node from every task, and tasks side by side wait on each other's threads.\n"
+                            "export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$SLURM_CPUS_ON_NODE}\n"
                             "# One item of the sweep per array task (poslens-cli sweep --item).\n" + "exec " +
                             shell_word(self) + " sweep " + shell_word(expanded) + " --out " + shell_word(dir) +
                             " --item \"$SLURM_ARRAY_TASK_ID\"\n");
@@ -134,6 +142,8 @@ void sweep(const SweepCommand& c) {
     submit_to_slurm(c, expanded, n);
     return;
   }
+  // Each item runs in a child with this process's environment and CPUs, so on these threads.
+  std::cout << "sweep: items run on " << describe_compute() << "\n" << std::flush;
   if (c.item >= 0) {
     if (c.item >= n)
       throw Error("--item " + std::to_string(c.item) + ": the manifest has " + std::to_string(n) + " items");
@@ -180,6 +190,9 @@ Command sweep_command() {
             slurm->add_flag("--slurm", c->slurm, "Write and submit a job array (sbatch) and a dependent merge job");
             slurm->add_option("--partition", c->partition, "Slurm partition");
             slurm->add_option("--gpus", c->gpus, "GPUs per array task")->check(CLI::NonNegativeNumber);
+            slurm->add_option("--cpus-per-task", c->cpus_per_task,
+                              "CPUs per array task (default Slurm's, one); each task runs that many threads")
+                ->check(CLI::PositiveNumber);
             slurm->add_option("--max-parallel", c->max_parallel, "At most K array tasks at once (--array=…%K)")
                 ->check(CLI::PositiveNumber);
             slurm->add_option("--merge-out", c->merged, "The merge job's output (default OUT/merged.h5)");
@@ -187,8 +200,10 @@ Command sweep_command() {
           },
           [=] {
             if (c->slurm && c->item >= 0) throw CLI::ValidationError("sweep", "--slurm and --item exclude each other");
-            if (!c->slurm && (!c->partition.empty() || c->gpus > 0 || c->max_parallel > 0 || !c->merged.empty()))
-              throw CLI::ValidationError("sweep", "--partition, --gpus, --max-parallel and --merge-out need --slurm");
+            if (!c->slurm && (!c->partition.empty() || c->gpus > 0 || c->cpus_per_task > 0 || c->max_parallel > 0 ||
+                              !c->merged.empty()))
+              throw CLI::ValidationError(
+                  "sweep", "--partition, --gpus, --cpus-per-task, --max-parallel and --merge-out need --slurm");
           },
           [=] { sweep(*c); }};
 }

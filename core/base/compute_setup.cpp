@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <malloc.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,6 +23,16 @@ int openblas_parallel_mode() {
 
 }  // namespace
 
+int usable_cores() {
+  // The affinity mask, not the machine's cores: Slurm (cpuset cgroups, task/affinity), taskset
+  // and containers give a process fewer CPUs than the machine has, and threads beyond them
+  // only wait on each other (libgomp, and so PyTorch, counts the same way).
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 std::string set_up_compute() {
   // Blocks below 1 GB come from the heap, and freed heap memory is kept for the next block. One
   // arena: a thread's own arena (the GUI worker's) maps its large blocks anew each time.
@@ -34,7 +45,7 @@ std::string set_up_compute() {
   // once, when oneDNN makes its first primitive; a value the user set wins.
   setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "8", /*overwrite=*/0);
   setenv("DNNL_PRIMITIVE_CACHE_CAPACITY", "8", /*overwrite=*/0);
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = usable_cores();
   const int mode = openblas_parallel_mode();
   int threads = mode == 1 ? 1 : cores;
   // OMP_NUM_THREADS, where set, as PyTorch honours it: e.g. 1 for each of several runs side by
@@ -42,7 +53,13 @@ std::string set_up_compute() {
   const char* requested = std::getenv("OMP_NUM_THREADS");
   if (requested && std::atoi(requested) > 0) threads = std::min(std::atoi(requested), 1024);
   at::set_num_threads(threads);
-  const char* blas = mode == 1   ? "OpenBLAS with pthreads: LibTorch's operators on one thread"
+  return describe_compute();
+}
+
+std::string describe_compute() {
+  const int mode = openblas_parallel_mode();
+  const int threads = at::get_num_threads();
+  const char* blas = mode == 1   ? "OpenBLAS with pthreads, its own pool beside LibTorch's"
                      : mode == 2 ? "OpenBLAS with OpenMP"
                      : mode == 0 ? "sequential OpenBLAS"
                                  : "BLAS other than OpenBLAS";

@@ -2,7 +2,7 @@
 // Process-wide settings that decide how fast LibTorch runs on the CPU here (docs/performance.md
 // has the measurements):
 //   - Threads. LibTorch defaults to one intra-op thread in a plain C++ program; PosLens uses
-//     every core, but not beside OpenBLAS's pthread build: its worker threads spin
+//     every core it may run on (the affinity mask: a Slurm job's or taskset's CPUs), but not beside OpenBLAS's pthread build: its worker threads spin
 //     (sched_yield) between products while OpenMP's threads spin between elementwise
 //     operators, and on a small machine the two pools take turns stealing the cores
 //     (GPT-2-small shape at 512 tokens on 2 cores: 1.7 s instead of 0.63 s). scripts/setup.sh
@@ -25,6 +25,14 @@ namespace poslens {
 /// Applies both settings (call once, early in main) and returns a line saying what was
 /// chosen, e.g. "2 threads (OpenBLAS with OpenMP)".
 std::string set_up_compute();
+
+/// The line set_up_compute() returns, for the settings in force now, e.g. "2 threads (OpenBLAS
+/// with OpenMP)".
+std::string describe_compute();
+
+/// The CPUs this process may run on (its affinity mask; all online cores where that cannot be
+/// read), at least 1.
+int usable_cores();
 
 /// Returns memory freed by the last job to the system (malloc_trim), e.g. after a GUI job.
 void release_free_memory();

@@ -4,7 +4,7 @@
 # folder, stopped at the end whatever happens). The probe over every checkpoint of the
 # text-rope-series demo runs as a job array (two tasks at a time), the dependent merge job
 # writes one file, and its VAF table must equal `poslens-cli compare --series` on the same
-# checkpoints.
+# checkpoints, and each task runs on as many threads as it was given CPUs.
 #   tests/slurm/test_sweep_slurm.sh POSLENS_CLI SOURCE_DIR
 set -euo pipefail
 cli=$1
@@ -44,6 +44,11 @@ for ((i = 0; i < 600; i++)); do
 done
 [[ -z $(squeue -h -o %i) ]] || fail "jobs still queued after 300 s"
 [[ -f $dir/sweep/merged.h5 ]] || fail "the merge job wrote no merged.h5"
+
+# Each task got Slurm's default of one CPU on a cluster that does not bind tasks (task/none):
+# the script's OMP_NUM_THREADS must give it one thread, not one per core of the node.
+threads=$(grep -h "^sweep: items run on" "$dir"/sweep/logs/slurm-*_*.out | sort | uniq -c)
+[[ $threads == *" 11 sweep: items run on 1 thread ("* ]] || fail "array tasks' threads: $threads"
 
 "$cli" compare --series "$series" --length 16 --samples 6 --out "$dir/compare.h5" >/dev/null ||
     fail "compare --series failed"

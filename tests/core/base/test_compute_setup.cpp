@@ -2,6 +2,7 @@
 #include <ATen/Parallel.h>
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <cstdlib>
 #include <string>
@@ -47,6 +48,32 @@ TEST(ComputeSetup, ANonsenseOrZeroOmpNumThreadsIsIgnored) {
     ThreadsRequested nonsense(value);
     EXPECT_EQ(set_up_compute(), chosen) << "OMP_NUM_THREADS=" << value;
   }
+}
+
+TEST(ComputeSetup, ThreadsFollowTheCpusTheProcessMayUse) {
+  // As under `taskset -c 0` or a one-CPU Slurm job: one thread, not one per machine core.
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &before)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  std::string line;
+  int cores = 0;
+  {
+    ThreadsRequested unset("");
+    cores = usable_cores();
+    line = set_up_compute();
+    EXPECT_EQ(at::get_num_threads(), 1);
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
+  EXPECT_EQ(cores, 1);
+  EXPECT_EQ(line.rfind("1 thread (", 0), 0u) << line;
+  EXPECT_EQ(usable_cores(), CPU_COUNT(&before));
 }
 
 }  // namespace
