@@ -18,8 +18,9 @@
 namespace poslens {
 namespace {
 
-/// The child's side: run the work, report a failure's message through `fd`, never return.
-[[noreturn]] void child_main(const std::function<void()>& work, int fd) {
+/// The child's side: run the work, send its result (exit 0) or a failure's message (exit 1)
+/// through `fd`, never return.
+[[noreturn]] void child_main(const std::function<std::string()>& work, int fd) {
   // A crash here must end the child at once. With core dumps on (`ulimit -c`), the kernel would
   // first write the child's whole memory — a copy of the parent's, gigabytes for a GUI with a model
   // loaded — which can outlast the timeout (the crash then reads as a hang) and litters the disk.
@@ -29,7 +30,7 @@ namespace {
   int code = 0;
   std::string message;
   try {
-    work();
+    message = work();
   } catch (const std::exception& e) {
     code = 1;
     message = e.what();
@@ -56,6 +57,15 @@ void kill_and_reap(pid_t pid) {
 
 IsolatedOutcome run_isolated(const std::function<void()>& work, double timeout_s,
                              const std::function<bool()>& cancelled) {
+  return run_isolated(std::function<std::string()>([&work] {
+                        work();
+                        return std::string();
+                      }),
+                      timeout_s, cancelled);
+}
+
+IsolatedOutcome run_isolated(const std::function<std::string()>& work, double timeout_s,
+                             const std::function<bool()>& cancelled) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("cannot start a child process: pipe: ") + std::strerror(errno));
   const pid_t pid = ::fork();
@@ -75,7 +85,7 @@ IsolatedOutcome run_isolated(const std::function<void()>& work, double timeout_s
   IsolatedOutcome out;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   std::string message;
-  bool open = true;
+  bool open = true, overflow = false;
   while (open) {
     if (cancelled && cancelled()) {
       ::close(fds[0]);
@@ -95,7 +105,10 @@ IsolatedOutcome run_isolated(const std::function<void()>& work, double timeout_s
     if (ready <= 0) continue;
     char buffer[4096];
     const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n > 0 && message.size() < (1u << 16)) message.append(buffer, static_cast<size_t>(n));
+    if (n > 0 && message.size() + static_cast<size_t>(n) <= kMaxIsolatedOutput)
+      message.append(buffer, static_cast<size_t>(n));
+    else if (n > 0)
+      overflow = true;  // keep draining, so the child is not blocked writing
     if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) open = false;
   }
   ::close(fds[0]);
@@ -108,14 +121,18 @@ IsolatedOutcome run_isolated(const std::function<void()>& work, double timeout_s
     out.kind = IsolatedOutcome::Kind::Crashed;
     out.signal = WTERMSIG(status);
     out.message = ::strsignal(out.signal);
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !overflow) {
     out.kind = IsolatedOutcome::Kind::Succeeded;
+    out.output = std::move(message);
+  } else if (overflow) {
+    out.kind = IsolatedOutcome::Kind::Failed;
+    out.message = "the child process sent more than " + std::to_string(kMaxIsolatedOutput >> 20) + " MiB";
   } else {
     out.kind = IsolatedOutcome::Kind::Failed;
     // A sanitizer's or libhdf5's abort path may exit non-zero without a message.
     out.message = message.empty() ? "the child process exited with status " +
                                         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1)
-                                  : message;
+                                  : message.substr(0, 1u << 16);
   }
   return out;
 }

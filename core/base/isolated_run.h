@@ -14,6 +14,8 @@ struct IsolatedOutcome {
   Kind kind = Kind::Succeeded;
   /// Failed: the exception's message (what()); Crashed: the signal's name ("Segmentation fault").
   std::string message;
+  /// Succeeded: the bytes the work returned (the overload whose work returns a string).
+  std::string output;
   int signal = 0;  ///< Crashed: the signal that ended the child
 };
 
@@ -29,5 +31,13 @@ struct IsolatedOutcome {
 /// Throws poslens::Error when the child cannot be started.
 IsolatedOutcome run_isolated(const std::function<void()>& work, double timeout_s,
                              const std::function<bool()>& cancelled = {});
+
+/// As above, for work that returns a result: its bytes come back through a pipe as `output`
+/// (at most kMaxIsolatedOutput; more is Failed with a message saying so).
+IsolatedOutcome run_isolated(const std::function<std::string()>& work, double timeout_s,
+                             const std::function<bool()>& cancelled = {});
+
+/// The most bytes a child's result may have (64 MiB).
+inline constexpr size_t kMaxIsolatedOutput = size_t{64} << 20;
 
 }  // namespace poslens

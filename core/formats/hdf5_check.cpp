@@ -7,6 +7,7 @@
 #include "core/base/isolated_run.h"
 #include "core/formats/hdf5_call.h"
 #include "core/formats/hdf5_reader.h"
+#include "core/formats/hdf5_strings.h"
 
 namespace poslens {
 namespace {
@@ -20,11 +21,13 @@ class FileWalk {
  public:
   FileWalk(std::string path, long long budget) : path_(std::move(path)), budget_(budget) {}
 
-  void run() {
+  /// Walks the file; returns every string it read.
+  Hdf5Strings run() {
     H5::Exception::dontPrint();
     hdf5::require_hdf5_file(path_);
     const H5::H5File file = op("opening the file", [&] { return H5::H5File(path_, H5F_ACC_RDONLY); });
     group(op("opening /", [&] { return file.openGroup("/"); }), "/", 0);
+    return std::move(strings_);
   }
 
  private:
@@ -63,16 +66,19 @@ class FileWalk {
       const auto type_class = op(what, [&] { return a.getTypeClass(); });
       const auto space = op(what, [&] { return a.getSpace(); });
       const auto extent = op(what, [&] { return space.getSimpleExtentType(); });
+      const auto attribute_name = op(what, [&] { return a.getName(); });
       if (type_class == H5T_STRING && extent == H5S_SCALAR) {
         std::string value;
         const auto type = op(what, [&] { return a.getStrType(); });
         op(what, [&] { a.read(type, value); });
+        strings_.values[Hdf5Strings::attribute_key(name, attribute_name)] = {value};
       } else if (type_class == H5T_STRING && op(what, [&] { return space.getSimpleExtentNdims(); }) == 1) {
         hsize_t count = 0;
         op(what, [&] { space.getSimpleExtentDims(&count); });
         if (count > (hsize_t{1} << 24)) continue;  // the reader refuses it before reading
         hdf5::VlenStrings strings(static_cast<size_t>(count), space.getId());
         if (count > 0) op(what, [&] { a.read(strings.type, strings.raw.data()); });
+        strings_.values[Hdf5Strings::attribute_key(name, attribute_name)] = strings.strings();
       } else if (type_class == H5T_INTEGER && extent == H5S_SCALAR) {
         int64_t value = 0;
         op(what, [&] { a.read(H5::PredType::NATIVE_INT64, &value); });
@@ -95,6 +101,7 @@ class FileWalk {
       if (elements * 16 > static_cast<double>(kMaxReadBytes)) return;  // refused unread by the reader
       hdf5::VlenStrings strings(static_cast<size_t>(elements), space.getId());
       op("reading " + name, [&] { ds.read(strings.raw.data(), strings.type); });
+      strings_.values[Hdf5Strings::dataset_key(name)] = strings.strings();
     } else if (type_class == H5T_FLOAT || type_class == H5T_INTEGER) {
       const bool floating = type_class == H5T_FLOAT;
       if (elements * 8 <= static_cast<double>(std::min<long long>(budget_, kMaxReadBytes))) {
@@ -135,17 +142,19 @@ class FileWalk {
   std::string path_;
   long long budget_;
   int objects_ = 0;
+  Hdf5Strings strings_;
 };
 
 }  // namespace
 
-void check_hdf5_in_child(const std::string& path, double timeout_s, const std::function<bool()>& cancelled,
-                         long long numeric_budget_bytes) {
-  const auto outcome =
-      run_isolated([&] { FileWalk(path, numeric_budget_bytes).run(); }, timeout_s, cancelled);
+Hdf5Strings check_hdf5_in_child(const std::string& path, double timeout_s, const std::function<bool()>& cancelled,
+                                long long numeric_budget_bytes) {
+  const auto outcome = run_isolated(
+      std::function<std::string()>([&] { return FileWalk(path, numeric_budget_bytes).run().serialise(); }),
+      timeout_s, cancelled);
   switch (outcome.kind) {
     case IsolatedOutcome::Kind::Succeeded:
-      return;
+      return Hdf5Strings::parse(outcome.output, path);
     case IsolatedOutcome::Kind::Failed:
       throw Error(outcome.message);
     case IsolatedOutcome::Kind::Cancelled:
@@ -158,6 +167,7 @@ void check_hdf5_in_child(const std::string& path, double timeout_s, const std::f
                   std::to_string(static_cast<int>(timeout_s)) +
                   " s (a damaged file can make it loop); it was not opened");
   }
+  throw Error(path + ": the check ended in a way PosLens does not know");
 }
 
 }  // namespace poslens

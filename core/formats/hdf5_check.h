@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 
+#include "core/formats/hdf5_strings.h"
+
 namespace poslens {
 
 /// Reads everything Hdf5Reader could be asked for in the HDF5 file at `path` in a child process
@@ -18,9 +20,10 @@ namespace poslens {
 /// Throws poslens::Error "<path>: …" when a read fails (the reader's own message), when the
 /// library crashed on the file ("… crashed the HDF5 library (Segmentation fault) …") or did not
 /// finish within `timeout_s` seconds, and poslens::Cancelled when `cancelled` returns true.
-/// A file that passes is then read in-process by Hdf5Reader; the bytes read are the same, so the
-/// library's behaviour is too (unless the file changes between the two reads).
-void check_hdf5_in_child(const std::string& path, double timeout_s = 60,
+/// A file that passes is then read in-process by Hdf5Reader given these strings. Its numeric
+/// reads are the same as the child's; its string reads, the ones a corrupted global heap turns
+/// into out-of-bounds reads whose outcome depends on the process, are not made again.
+Hdf5Strings check_hdf5_in_child(const std::string& path, double timeout_s = 60,
                          const std::function<bool()>& cancelled = {},
                          long long numeric_budget_bytes = 256ll << 20);
 

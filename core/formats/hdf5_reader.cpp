@@ -6,12 +6,22 @@
 
 #include "core/base/error.h"
 #include "core/formats/hdf5_call.h"
+#include "core/formats/hdf5_strings.h"
 
 namespace poslens {
 
 struct Hdf5Reader::Impl {
   std::string path;
   H5::H5File file;
+  std::shared_ptr<const Hdf5Strings> checked;  ///< the child's strings, when given
+
+  /// The child's strings under `key`; an error naming `what` when the child did not read it.
+  const std::vector<std::string>& checked_strings(const std::string& key, const std::string& what) const {
+    const auto it = checked->values.find(key);
+    if (it == checked->values.end())
+      throw Error(path + ": " + what + " was not read when the file was checked (was the file changed?)");
+    return it->second;
+  }
 
   /// Runs one HDF5 call; its H5::Exception becomes a poslens::Error naming the file.
   template <typename F>
@@ -51,6 +61,10 @@ struct Hdf5Reader::Impl {
                   " bytes, more than the " + std::to_string(kMaxReadBytes >> 20) + " MiB PosLens reads");
   }
 };
+
+Hdf5Reader::Hdf5Reader(const std::string& path, std::shared_ptr<const Hdf5Strings> strings) : Hdf5Reader(path) {
+  impl_->checked = std::move(strings);
+}
 
 Hdf5Reader::Hdf5Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
   H5::Exception::dontPrint();
@@ -135,6 +149,12 @@ std::vector<std::string> Hdf5Reader::read_strings(const std::string& name) const
   impl_->check_size(shape, 16, name);
   int64_t count = 1;
   for (const auto d : shape) count *= d;
+  if (impl_->checked) {
+    const auto& strings = impl_->checked_strings(Hdf5Strings::dataset_key(name), "dataset " + name);
+    if (static_cast<int64_t>(strings.size()) != count)
+      throw Error(impl_->path + ": dataset " + name + " has another size than when the file was checked");
+    return strings;
+  }
   const H5::DataSpace space = impl_->op("reading the shape of " + name, [&] { return ds.getSpace(); });
   hdf5::VlenStrings strings(static_cast<size_t>(count), space.getId());
   if (count > 0) impl_->op("reading " + name, [&] { ds.read(strings.raw.data(), strings.type); });
@@ -167,6 +187,10 @@ std::string Hdf5Reader::string_attribute(const std::string& object, const std::s
     return a->getTypeClass() == H5T_STRING && a->getSpace().getSimpleExtentType() == H5S_SCALAR;
   });
   if (!scalar_string) return "";
+  if (impl_->checked) {
+    const auto& value = impl_->checked_strings(Hdf5Strings::attribute_key(object, name), "attribute " + name + " of " + object);
+    return value.empty() ? "" : value.front();
+  }
   std::string value;
   impl_->op("reading attribute " + name + " of " + object, [&] { a->read(a->getStrType(), value); });
   return value;
@@ -186,6 +210,7 @@ std::vector<std::string> Hdf5Reader::string_list_attribute(const std::string& ob
   hsize_t n = 0;
   impl_->op(what, [&] { space.getSimpleExtentDims(&n); });
   if (n > (hsize_t{1} << 24)) throw Error(impl_->path + ": attribute " + name + " of " + object + " is too long");
+  if (impl_->checked) return impl_->checked_strings(Hdf5Strings::attribute_key(object, name), what);
   hdf5::VlenStrings strings(static_cast<size_t>(n), space.getId());
   if (n > 0) impl_->op(what, [&] { a->read(strings.type, strings.raw.data()); });
   return strings.strings();

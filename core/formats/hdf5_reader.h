@@ -11,6 +11,8 @@
 
 namespace poslens {
 
+struct Hdf5Strings;
+
 /// The most bytes read() and read_strings() load from one dataset (1 GiB).
 inline constexpr int64_t kMaxReadBytes = int64_t{1} << 30;
 
@@ -19,6 +21,10 @@ class Hdf5Reader {
   /// Opens `path` read-only. Throws poslens::Error "<path>: …" when it is missing, not an HDF5
   /// file or unreadable.
   explicit Hdf5Reader(const std::string& path);
+  /// As above, with the file's strings as check_hdf5_in_child read them: read_strings(),
+  /// string_attribute() and string_list_attribute() return those and read no string from the
+  /// file (a string missing from `strings` is an error). For a file from outside.
+  Hdf5Reader(const std::string& path, std::shared_ptr<const Hdf5Strings> strings);
   ~Hdf5Reader();
   Hdf5Reader(const Hdf5Reader&) = delete;
   Hdf5Reader& operator=(const Hdf5Reader&) = delete;

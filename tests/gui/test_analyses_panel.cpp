@@ -324,7 +324,10 @@ TEST_F(AnalysesWindow, AFileThatCrashesTheHdf5LibraryGetsOneMessage) {
   panel->openFile(QString::fromStdString(hostile));
   QString message;
   ASSERT_FALSE(finish(done, failed, &message));
-  EXPECT_NE(message.indexOf("crashed the HDF5 library"), -1) << message.toStdString();
+  // Usually "… crashed the HDF5 library …"; the out-of-bounds read may instead meet mapped memory
+  // in the child (tests/data/fuzz/analysis_hdf5/README.md), and then the garbage strings it
+  // hands back fail the version check. Either way: one message naming the file, and the GUI lives.
+  EXPECT_NE(message.indexOf(QString::fromStdString(hostile)), -1) << message.toStdString();
   const auto dir = test::scratch_dir();
   ASSERT_TRUE(cli("heads '" + demo("flipflop-rope") + "' --tokens 1,2,3,4 --out '" + (dir / "h.h5").string() + "'"));
   failed.clear();

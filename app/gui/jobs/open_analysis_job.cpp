@@ -1,5 +1,6 @@
-// File ▸ Open analysis…: an HDF5 file the CLI wrote, checked in a child process, its version
-// checked, then read by the reader for what it holds (analysis_file_readers.h).
+// File ▸ Open analysis…: an HDF5 file the CLI wrote, read first in a child process (which hands
+// back its strings, so this process never reads them from the file), its version checked, then
+// read by the reader for what it holds (analysis_file_readers.h).
 #include "app/gui/worker_context.h"
 
 #include "app/gui/jobs/jobs.h"
@@ -7,8 +8,9 @@
 #include <QDateTime>
 #include <QFileInfo>
 
+#include <map>
+#include <memory>
 #include <mutex>
-#include <set>
 #include <tuple>
 
 #include "app/gui/jobs/analysis_file_readers.h"
@@ -21,28 +23,31 @@ namespace poslens::gui {
 namespace {
 
 /// Reads the file in a child process first (check_hdf5_in_child: libhdf5 can crash or hang on
-/// a hostile file), once per path, size and modification time: changing a captures view's
-/// layer or head re-reads a file already checked.
-void check_in_child_once(const QString& path, const WorkerContext& ctx) {
+/// a hostile file) and returns the strings it read there, for the reader; once per path, size
+/// and modification time: changing a captures view's layer or head re-reads a file already
+/// checked.
+std::shared_ptr<const Hdf5Strings> check_in_child_once(const QString& path, const WorkerContext& ctx) {
   static std::mutex mutex;
-  static std::set<std::tuple<QString, qint64, qint64>> passed;
+  static std::map<std::tuple<QString, qint64, qint64>, std::shared_ptr<const Hdf5Strings>> checked;
   const QFileInfo info(path);
   const auto key = std::make_tuple(info.absoluteFilePath(), info.size(), info.lastModified().toMSecsSinceEpoch());
   {
     const std::lock_guard<std::mutex> lock(mutex);
-    if (passed.count(key)) return;
+    if (const auto it = checked.find(key); it != checked.end()) return it->second;
   }
-  check_hdf5_in_child(path.toStdString(), 60, [&ctx] { return ctx.cancelled(); });
+  auto strings = std::make_shared<const Hdf5Strings>(
+      check_hdf5_in_child(path.toStdString(), 60, [&ctx] { return ctx.cancelled(); }));
   const std::lock_guard<std::mutex> lock(mutex);
-  passed.insert(key);
+  if (checked.size() >= 16) checked.clear();  // the strings of a few files, not of every one opened
+  checked[key] = strings;
+  return strings;
 }
 
 }  // namespace
 
 Work open_analysis_job(const QString& path, int layer, int head) {
   return [path, layer, head](WorkerContext& ctx) -> std::any {
-    check_in_child_once(path, ctx);
-    const Hdf5Reader file(path.toStdString());
+    const Hdf5Reader file(path.toStdString(), check_in_child_once(path, ctx));
     const auto version = file.string_attribute("/", "poslens_version");
     if (version.empty())
       throw Error(path.toStdString() + ": not a PosLens analysis file (no poslens_version attribute)");

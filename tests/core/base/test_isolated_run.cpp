@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <csignal>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 
@@ -27,6 +28,17 @@ TEST(IsolatedRun, AnExceptionComesBackAsItsMessage) {
   const auto out = run_isolated([] { throw Error("file.h5: no dataset /x"); }, 30);
   EXPECT_EQ(out.kind, Kind::Failed);
   EXPECT_EQ(out.message, "file.h5: no dataset /x");
+}
+
+TEST(IsolatedRun, WorkThatReturnsBytesHandsThemBack) {
+  const std::string big(3 << 20, 'x');  // larger than a pipe's buffer
+  const auto out = run_isolated(std::function<std::string()>([&] { return big + "end"; }), 30);
+  EXPECT_EQ(out.kind, Kind::Succeeded) << out.message;
+  EXPECT_EQ(out.output, big + "end");
+  const auto too_much = run_isolated(
+      std::function<std::string()>([] { return std::string(kMaxIsolatedOutput + 1, 'x'); }), 30);
+  EXPECT_EQ(too_much.kind, Kind::Failed);
+  EXPECT_NE(too_much.message.find("more than 64 MiB"), std::string::npos) << too_much.message;
 }
 
 TEST(IsolatedRun, ACrashEndsTheChildNotTheParent) {

@@ -12,6 +12,8 @@
 #include "core/base/error.h"
 #include "core/formats/hdf5_check.h"
 #include "core/formats/hdf5_export.h"
+#include "core/formats/hdf5_reader.h"
+#include "core/formats/hdf5_strings.h"
 #include "fixtures.h"
 
 namespace poslens {
@@ -38,10 +40,70 @@ TEST(Hdf5Check, AFilePosLensWroteReadsCleanly) {
   const auto path = (test::scratch_dir() / "a.h5").string();
   write_analysis_hdf5(path, {{"/analysis/x", torch::rand({3, 4, 5}), {}, {"layer", "q", "k"}, {}}},
                       {{"/analysis", {{"T", int64_t{5}}, {"name", std::string("probe")}}}},
-                      torch::tensor({{1, 2, 3}}, torch::kLong), {"a", "b", "c"}, {});
+                      torch::tensor({{1, 2, 3}}, torch::kLong), {"a", "b", "c"},
+                      ExportMetadata{"9.9", "{}", "/m/model.bin", "cpu", "float32", ""});
   EXPECT_EQ(error_of(path), "");
   // Past the numeric budget only the first and last maps are read; still clean.
   EXPECT_NO_THROW(check_hdf5_in_child(path, 20, {}, 16));
+
+  // The child hands back every string it read; a reader given them returns what a plain one reads.
+  const auto strings = std::make_shared<const Hdf5Strings>(check_hdf5_in_child(path));
+  const Hdf5Reader plain(path), checked(path, strings);
+  EXPECT_EQ(checked.string_attribute("/analysis", "name"), "probe");
+  EXPECT_EQ(checked.read_strings("/tokens/text"), plain.read_strings("/tokens/text"));
+  EXPECT_EQ(checked.read_strings("/tokens/text"), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(checked.string_list_attribute("/analysis/x", "dims"), plain.string_list_attribute("/analysis/x", "dims"));
+  EXPECT_EQ(checked.string_attribute("/", "poslens_version"), "9.9");
+  EXPECT_EQ(checked.string_attribute("/", "checkpoint"), plain.string_attribute("/", "checkpoint"));
+  EXPECT_EQ(checked.string_attribute("/", "checkpoint"), "/m/model.bin");
+  EXPECT_EQ(checked.string_attribute("/analysis", "absent"), "");
+}
+
+TEST(Hdf5Check, AReaderGivenTheChildsStringsReadsNoStringFromTheFile) {
+  const auto path = (test::scratch_dir() / "b.h5").string();
+  write_analysis_hdf5(path, {{"/analysis/x", torch::rand({2, 2}), {}, {"q", "k"}, {}}},
+                      {{"/analysis", {{"name", std::string("probe")}}}}, torch::tensor({{1, 2}}, torch::kLong),
+                      {"a", "b"}, {});
+  auto strings = check_hdf5_in_child(path);
+  // Values the file does not hold: returned, so they came from the table, not the file.
+  strings.values[Hdf5Strings::attribute_key("/analysis", "name")] = {"from the child"};
+  strings.values[Hdf5Strings::dataset_key("/tokens/text")] = {"x", "y"};
+  auto without_dims = strings;
+  without_dims.values.erase(Hdf5Strings::attribute_key("/analysis/x", "dims"));
+  const Hdf5Reader reader(path, std::make_shared<const Hdf5Strings>(without_dims));
+  EXPECT_EQ(reader.string_attribute("/analysis", "name"), "from the child");
+  EXPECT_EQ(reader.read_strings("/tokens/text"), (std::vector<std::string>{"x", "y"}));
+  try {
+    reader.string_list_attribute("/analysis/x", "dims");
+    ADD_FAILURE() << "a string the child did not read must not be read here";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("attribute dims of /analysis/x was not read when the file was checked"),
+              std::string::npos)
+        << e.what();
+  }
+  strings.values[Hdf5Strings::dataset_key("/tokens/text")] = {"x"};
+  const Hdf5Reader wrong_size(path, std::make_shared<const Hdf5Strings>(strings));
+  EXPECT_THROW(wrong_size.read_strings("/tokens/text"), Error);
+}
+
+TEST(Hdf5Strings, SerialisedStringsParseBackAndDamagedBytesAreAnError) {
+  Hdf5Strings s;
+  s.values[Hdf5Strings::dataset_key("/tokens/text")] = {"a", "", std::string("b\0c", 3), "ünï"};
+  s.values[Hdf5Strings::attribute_key("/", "checkpoint")] = {"/m/model.bin"};
+  s.values[Hdf5Strings::attribute_key("/x", "empty")] = {};
+  const auto bytes = s.serialise();
+  EXPECT_EQ(Hdf5Strings::parse(bytes, "f.h5").values, s.values);
+  EXPECT_TRUE(Hdf5Strings::parse("", "f.h5").values.empty());
+  for (const size_t cut : {size_t{1}, size_t{8}, bytes.size() / 2, bytes.size() - 1})
+    EXPECT_THROW(Hdf5Strings::parse(bytes.substr(0, cut), "f.h5"), Error) << cut;
+  // A count of 2^64 - 1 strings: refused by what is left, not allocated.
+  const std::string huge = std::string("\x01\0\0\0\0\0\0\0", 8) + "d" + std::string(8, '\xff');
+  try {
+    Hdf5Strings::parse(huge, "f.h5");
+    ADD_FAILURE() << "a count past the bytes left must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("f.h5: the strings read in the child process arrived damaged", 0), 0u);
+  }
 }
 
 TEST(Hdf5Check, MissingForeignAndTruncatedFilesGetTheReadersMessages) {
