@@ -2,9 +2,10 @@
 // Process-wide settings that decide how fast LibTorch runs on the CPU here (docs/performance.md
 // has the measurements):
 //   - Threads. LibTorch defaults to one intra-op thread in a plain C++ program; PosLens uses
-//     every core it may run on (the affinity mask: a Slurm job's or taskset's CPUs), but not beside OpenBLAS's pthread build: its worker threads spin
-//     (sched_yield) between products while OpenMP's threads spin between elementwise
-//     operators, and on a small machine the two pools take turns stealing the cores
+//     every core it may run on (the affinity mask: a Slurm job's or taskset's CPUs), but not
+//     beside OpenBLAS's pthread build: its worker threads spin (sched_yield) between products
+//     while OpenMP's threads spin between elementwise operators, and on a small machine the two
+//     pools take turns stealing the cores
 //     (GPT-2-small shape at 512 tokens on 2 cores: 1.7 s instead of 0.63 s). scripts/setup.sh
 //     selects Debian's OpenMP build (one shared pool); where the pthread build is loaded
 //     anyway, LibTorch's operators run on one thread and the products keep every core.

@@ -24,7 +24,7 @@ namespace poslens {
 /// reads are the same as the child's; its string reads, the ones a corrupted global heap turns
 /// into out-of-bounds reads whose outcome depends on the process, are not made again.
 Hdf5Strings check_hdf5_in_child(const std::string& path, double timeout_s = 60,
-                         const std::function<bool()>& cancelled = {},
-                         long long numeric_budget_bytes = 256ll << 20);
+                                const std::function<bool()>& cancelled = {},
+                                long long numeric_budget_bytes = 256ll << 20);
 
 }  // namespace poslens

@@ -188,7 +188,8 @@ std::string Hdf5Reader::string_attribute(const std::string& object, const std::s
   });
   if (!scalar_string) return "";
   if (impl_->checked) {
-    const auto& value = impl_->checked_strings(Hdf5Strings::attribute_key(object, name), "attribute " + name + " of " + object);
+    const auto& value =
+        impl_->checked_strings(Hdf5Strings::attribute_key(object, name), "attribute " + name + " of " + object);
     return value.empty() ? "" : value.front();
   }
   std::string value;
