@@ -1,6 +1,6 @@
 // Reader: poslens::Hdf5Reader (core/formats/hdf5_reader.cpp) - the analysis HDF5 files
 // (docs/hdf5-layout.md) that the GUI opens with File > Open analysis... and `poslens-cli merge`
-// reads back. The GUI's entry point, open_analysis_job (app/gui/jobs/analysis_jobs.cpp), is Qt
+// reads back. The GUI's entry point, open_analysis_job (app/gui/jobs/open_analysis_job.cpp), is Qt
 // code; this target makes the same Hdf5Reader calls it makes: the root attributes
 // (poslens_version, checkpoint, weights_sha256, model_config), exists() of each analysis group
 // it dispatches on, then - instead of one fixed layout per analysis kind - every object found by
