@@ -211,7 +211,8 @@ std::vector<std::string> Hdf5Reader::string_list_attribute(const std::string& ob
   hsize_t n = 0;
   impl_->op(what, [&] { space.getSimpleExtentDims(&n); });
   if (n > (hsize_t{1} << 24)) throw Error(impl_->path + ": attribute " + name + " of " + object + " is too long");
-  if (impl_->checked) return impl_->checked_strings(Hdf5Strings::attribute_key(object, name), what);
+  if (impl_->checked)
+    return impl_->checked_strings(Hdf5Strings::attribute_key(object, name), "attribute " + name + " of " + object);
   hdf5::VlenStrings strings(static_cast<size_t>(n), space.getId());
   if (n > 0) impl_->op(what, [&] { a->read(strings.type, strings.raw.data()); });
   return strings.strings();

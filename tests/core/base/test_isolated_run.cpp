@@ -50,7 +50,7 @@ TEST(IsolatedRun, ACrashEndsTheChildNotTheParent) {
 
 TEST(IsolatedRun, TheChildWritesNoCoreDump) {
   // Even where the user allows core dumps: writing the child's copy of a large parent can outlast
-  // the timeout (a crash would read as a hang; the CI machine saw that) and fills the disk.
+  // the timeout (a crash would read as a hang) and fills the disk.
   rlimit before{};
   ::getrlimit(RLIMIT_CORE, &before);
   rlimit allowed = before;
