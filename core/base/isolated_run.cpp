@@ -28,18 +28,18 @@ namespace {
   ::setrlimit(RLIMIT_CORE, &no_core);
   ::prctl(PR_SET_DUMPABLE, 0);  // also stops a piped core_pattern, which ignores RLIMIT_CORE
   int code = 0;
-  std::string message;
+  std::string sent;  // the result, or the failure's message
   try {
-    message = work();
+    sent = work();
   } catch (const std::exception& e) {
     code = 1;
-    message = e.what();
+    sent = e.what();
   } catch (...) {
     code = 1;
-    message = "an exception that is not a std::exception";
+    sent = "an exception that is not a std::exception";
   }
-  for (size_t done = 0; done < message.size();) {
-    const ssize_t n = ::write(fd, message.data() + done, message.size() - done);
+  for (size_t done = 0; done < sent.size();) {
+    const ssize_t n = ::write(fd, sent.data() + done, sent.size() - done);
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
@@ -80,11 +80,11 @@ IsolatedOutcome run_isolated(const std::function<std::string()>& work, double ti
   }
   ::close(fds[1]);
 
-  // Read the child's message until it closes the pipe (it exits), the time is up or the user
-  // cancels. The pipe closes when the child ends, however it ends.
+  // Read what the child sends (its result or its failure's message) until it closes the pipe,
+  // the time is up or the user cancels. The pipe closes when the child ends, however it ends.
   IsolatedOutcome out;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  std::string message;
+  std::string received;
   bool open = true, overflow = false;
   while (open) {
     if (cancelled && cancelled()) {
@@ -105,8 +105,8 @@ IsolatedOutcome run_isolated(const std::function<std::string()>& work, double ti
     if (ready <= 0) continue;
     char buffer[4096];
     const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n > 0 && message.size() + static_cast<size_t>(n) <= kMaxIsolatedOutput)
-      message.append(buffer, static_cast<size_t>(n));
+    if (n > 0 && received.size() + static_cast<size_t>(n) <= kMaxIsolatedOutput)
+      received.append(buffer, static_cast<size_t>(n));
     else if (n > 0)
       overflow = true;  // keep draining, so the child is not blocked writing
     if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) open = false;
@@ -121,18 +121,18 @@ IsolatedOutcome run_isolated(const std::function<std::string()>& work, double ti
     out.kind = IsolatedOutcome::Kind::Crashed;
     out.signal = WTERMSIG(status);
     out.message = ::strsignal(out.signal);
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !overflow) {
-    out.kind = IsolatedOutcome::Kind::Succeeded;
-    out.output = std::move(message);
   } else if (overflow) {
     out.kind = IsolatedOutcome::Kind::Failed;
     out.message = "the child process sent more than " + std::to_string(kMaxIsolatedOutput >> 20) + " MiB";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    out.kind = IsolatedOutcome::Kind::Succeeded;
+    out.output = std::move(received);
   } else {
     out.kind = IsolatedOutcome::Kind::Failed;
     // A sanitizer's or libhdf5's abort path may exit non-zero without a message.
-    out.message = message.empty() ? "the child process exited with status " +
-                                        std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1)
-                                  : message.substr(0, 1u << 16);
+    out.message = received.empty() ? "the child process exited with status " +
+                                         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1)
+                                   : received.substr(0, 1u << 16);
   }
   return out;
 }

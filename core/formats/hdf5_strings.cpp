@@ -3,16 +3,13 @@
 #include <cstdint>
 
 #include "core/base/error.h"
+#include "core/base/little_endian.h"
 
 namespace poslens {
 namespace {
 
-void put_length(std::string& out, uint64_t n) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-}
-
 void put_text(std::string& out, const std::string& text) {
-  put_length(out, text.size());
+  append_le_u64(out, text.size());
   out += text;
 }
 
@@ -23,8 +20,7 @@ class Cursor {
   bool done() const { return at_ == bytes_.size(); }
   uint64_t length() {
     need(8);
-    uint64_t n = 0;
-    for (int i = 0; i < 8; ++i) n |= uint64_t{static_cast<unsigned char>(bytes_[at_ + i])} << (8 * i);
+    const uint64_t n = read_le_u64(reinterpret_cast<const unsigned char*>(bytes_.data()) + at_);
     at_ += 8;
     return n;
   }
@@ -61,7 +57,7 @@ std::string Hdf5Strings::serialise() const {
   std::string out;
   for (const auto& [key, strings] : values) {
     put_text(out, key);
-    put_length(out, strings.size());
+    append_le_u64(out, strings.size());
     for (const auto& s : strings) put_text(out, s);
   }
   return out;
