@@ -1,7 +1,7 @@
 // Encode speed of HfTokenizer on one text: `poslens_bench_tokenize TOKENIZER.json TEXT_FILE
 // ROUNDS` prints the median seconds of ROUNDS encodes (after one warm-up, which also fills the
 // BPE word cache, as HF's own warm-up does) and the number of ids. scripts/bench_tokenize.sh
-// runs it beside tools/bench_tokenize_reference.js (HF's Rust tokenizers through node).
+// runs it beside tools/bench_tokenize_reference.py (HF's Rust tokenizers, PyPI's binding).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

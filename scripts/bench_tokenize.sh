@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# PosLens's HfTokenizer encode speed against HF's Rust `tokenizers` (npm binding, same machine,
-# same text), for GPT-2 and Mistral's tokenizer.json:
+# PosLens's HfTokenizer encode speed against HF's Rust `tokenizers` (PyPI binding, same machine,
+# same text; tools/bench_tokenize_reference.py), for GPT-2 and Mistral's tokenizer.json:
 #
-#   NODE_PATH=/work/tmp/npmtok/node_modules bash scripts/bench_tokenize.sh [BUILD_DIR] [ROUNDS]
+#   bash scripts/bench_tokenize.sh [BUILD_DIR] [ROUNDS]
+#
+# The binding comes from the Python venv of scripts/setup.sh ($POSLENS_VENV, default
+# ~/.local/share/poslens/venv).
 #
 # The text: ~1 MB of English, Debian's fortune files (package `fortunes`, already a PosLens
 # dependency) concatenated in name order and cut at 1,000,000 bytes (on a character boundary);
@@ -14,7 +17,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 rounds=${2:-5}
 fixtures=${POSLENS_FIXTURES_DIR:-../shared/fixtures}/tokenizers
-export NODE_PATH=${NODE_PATH:-/work/tmp/npmtok/node_modules}
+python=${POSLENS_VENV:-$HOME/.local/share/poslens/venv}/bin/python
 
 ninja -C "$build" -j2 poslens_bench_tokenize >/dev/null
 corpus="$build/bench_tokenize_corpus.txt"
@@ -40,7 +43,7 @@ for name in gpt2 mistral; do
   ours=(); theirs=()
   for _ in 1 2 3; do
     p=$("$build/bench/poslens_bench_tokenize" "$file" "$corpus" "$rounds")
-    h=$(node tools/bench_tokenize_reference.js "$file" "$corpus" "$rounds")
+    h=$("$python" tools/bench_tokenize_reference.py "$file" "$corpus" "$rounds")
     ours+=("$(field "$p" median_s)"); theirs+=("$(field "$h" median_s)")
     [ "$(field "$p" ids)" = "$(field "$h" ids)" ] || echo "warning: $name id counts differ: $p $h"
   done

@@ -8,7 +8,8 @@
 #
 # Environment (defaults): HOPE_STEPS (1500), HOPE_LENGTH (256, the training length L),
 # HOPE_SEEDS (0), HOPE_ENCODINGS ("rope hope absolute kerple"), HOPE_BATCH (16), HOPE_LR (1e-3),
-# HOPE_VOCAB (4096), POSLENS_CLI (build/app/cli/poslens-cli). The second RoPE seed of
+# HOPE_VOCAB (4096), POSLENS_CLI (build/app/cli/poslens-cli), POSLENS_VENV (the Python venv of
+# scripts/setup.sh with HF tokenizers, ~/.local/share/poslens/venv). The second RoPE seed of
 # docs/experiments.md: HOPE_SEEDS=1 HOPE_ENCODINGS=rope. One model is ~15 min on 2 cores.
 #
 # Each step is kept and skipped when done, so the script can be stopped and run again: the
@@ -48,11 +49,12 @@ open(target, "w", encoding="utf-8").write("\n".join(b for i, b in enumerate(bloc
 EOF
 fi
 
-# 2. The byte-level BPE tokenizer, trained by HF's tokenizers (npm) on the training blocks.
+# 2. The byte-level BPE tokenizer, trained by HF's tokenizers (PyPI, the venv of
+#    scripts/setup.sh) on the training blocks.
 tokenizer=$out/bpe-$vocab.json
 if [ ! -f "$tokenizer" ]; then
-  [ -d "$out/npm/node_modules/tokenizers" ] || (mkdir -p "$out/npm" && cd "$out/npm" && npm install --no-save tokenizers@0.23.2 >/dev/null)
-  NODE_PATH="$out/npm/node_modules" node tools/train_bpe_tokenizer.js "$out/corpus" "$vocab" "$tokenizer"
+  "${POSLENS_VENV:-$HOME/.local/share/poslens/venv}/bin/python" tools/train_bpe_tokenizer.py \
+    "$out/corpus" "$vocab" "$tokenizer"
 fi
 
 # 3. Training: GPT-2's initialisation (N(0, 0.02²): the tied embedding and output layer stay

@@ -4,7 +4,7 @@
 // format; a text without such lines is one block); every 10th block is held out for testing.
 // Vocabulary: by default characters — <bos>, <unk>, then every character (UTF-8 code point)
 // seen at least min_count times in the training blocks; with option tokenizer=FILE, that HF
-// tokenizer.json (e.g. a byte-level BPE trained on the corpus, tools/train_bpe_tokenizer.js),
+// tokenizer.json (e.g. a byte-level BPE trained on the corpus, tools/train_bpe_tokenizer.py),
 // which must have a BOS token, and each block is encoded alone. A sequence is <bos> followed by
 // a window of L-1 tokens from a uniformly drawn offset. Scored: every prediction. Splits: test
 // (held-out blocks, length L) and long (held-out blocks, length 2L: extrapolation beyond the
