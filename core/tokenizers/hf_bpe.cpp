@@ -1,6 +1,6 @@
 #include "core/tokenizers/hf_bpe.h"
 
-#include <queue>
+#include <algorithm>
 
 #include "core/base/error.h"
 #include "core/base/text.h"
@@ -115,23 +115,30 @@ void BpeModel::merge_word(std::string_view word, std::vector<Symbol>& symbols) c
 void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
   struct Merge {
     uint32_t pos, rank, new_id;
-    bool operator<(const Merge& o) const {  // priority_queue pops the largest: lowest rank, pos
+    bool operator<(const Merge& o) const {  // the heap pops the largest: lowest rank, then pos
       return rank != o.rank ? rank > o.rank : pos > o.pos;
     }
   };
-  std::vector<Merge> storage;
-  storage.reserve(symbols.size());
-  std::priority_queue<Merge> queue(std::less<Merge>(), std::move(storage));
+  // A max-heap by Merge's order (lowest rank, then position, on top) over a vector reserved
+  // once. Not std::priority_queue(less, std::move(vector)): its make_heap over the moved-in
+  // container makes gcc 13 -O3 warn (-Waggressive-loop-optimizations) about a loop that never runs.
+  std::vector<Merge> queue;
+  queue.reserve(symbols.size());
+  const auto push = [&](const Merge& m) {
+    queue.push_back(m);
+    std::push_heap(queue.begin(), queue.end());
+  };
   auto lookup = [&](uint32_t a, uint32_t b) -> const std::pair<uint32_t, uint32_t>* {
     const auto it = merges_.find(pair_key(a, b));
     return it == merges_.end() ? nullptr : &it->second;
   };
   for (size_t i = 0; i + 1 < symbols.size(); ++i)
     if (const auto* m = lookup(symbols[i].id, symbols[i + 1].id))
-      queue.push({static_cast<uint32_t>(i), m->first, m->second});
+      push({static_cast<uint32_t>(i), m->first, m->second});
   while (!queue.empty()) {
-    const Merge top = queue.top();
-    queue.pop();
+    std::pop_heap(queue.begin(), queue.end());
+    const Merge top = queue.back();
+    queue.pop_back();
     Symbol& current = symbols[top.pos];
     if (current.length == 0 || current.next == -1) continue;
     const auto next_pos = static_cast<size_t>(current.next);
@@ -147,11 +154,11 @@ void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
     if (current.prev >= 0) {
       const auto prev = static_cast<size_t>(current.prev);
       if (const auto* m = lookup(symbols[prev].id, current.id))
-        queue.push({static_cast<uint32_t>(prev), m->first, m->second});
+        push({static_cast<uint32_t>(prev), m->first, m->second});
     }
     if (current.next >= 0 && static_cast<size_t>(current.next) < symbols.size()) {
       if (const auto* m = lookup(current.id, symbols[static_cast<size_t>(current.next)].id))
-        queue.push({top.pos, m->first, m->second});
+        push({top.pos, m->first, m->second});
     }
   }
 }
