@@ -12,6 +12,7 @@
 #include "analysis/checkpoint_series.h"
 #include "analysis/rope_probe.h"
 #include "app/cli/command.h"
+#include "app/cli/figure_option.h"
 #include "app/cli/figures.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -284,7 +285,7 @@ Command heinsen_states_command() {
             add_model_options(cmd, c->model);
             add_input_options(cmd, c->input);
             cmd->add_option("--out", c->out, "Output file: .h5 or .csv")->required();
-            cmd->add_option("--figure", c->figure, "Also write the three feature × position maps: .png, .pdf or .svg");
+            add_figure_option(cmd, c->figure, "Also write the three feature × position maps: .png, .pdf or .svg");
             return cmd;
           },
           [=] { require_input(c->input); }, [=] { heinsen_states(*c); }};
@@ -313,7 +314,7 @@ Command length_loss_command() {
                             "RoPE scalings, comma-separated: none, linear:F, ntk:F, yarn:F, llama3:F")
                 ->default_val(c->scalings);
             cmd->add_option("--out", c->out, "Output file: .h5 or .csv")->required();
-            cmd->add_option("--figure", c->figure, "Also write the curves: .png, .pdf or .svg");
+            add_figure_option(cmd, c->figure, "Also write the curves: .png, .pdf or .svg");
             return cmd;
           },
           [=] {
@@ -341,7 +342,7 @@ Command position_offset_command() {
                 ->default_val(c->pool)
                 ->check(CLI::PositiveNumber);
             cmd->add_option("--out", c->out, "Output file: .h5 or .csv (per-head JS)")->required();
-            cmd->add_option("--figure", c->figure, "Also write the head's two patterns: .png, .pdf or .svg");
+            add_figure_option(cmd, c->figure, "Also write the head's two patterns: .png, .pdf or .svg");
             return cmd;
           },
           [=] { require_input(c->input); }, [=] { position_offset(*c); }};
@@ -358,7 +359,7 @@ Command massive_activations_command() {
             add_input_options(cmd, c->input);
             cmd->add_option("--top", c->top, "Entries kept per layer")->default_val(c->top)->check(CLI::PositiveNumber);
             cmd->add_option("--out", c->out, "Output file: .h5 or .csv")->required();
-            cmd->add_option("--figure", c->figure, "Also write top-1/2/3 and median |h| per layer: .png, .pdf or .svg");
+            add_figure_option(cmd, c->figure, "Also write top-1/2/3 and median |h| per layer: .png, .pdf or .svg");
             return cmd;
           },
           [=] { require_input(c->input); }, [=] { massive(*c); }};
@@ -375,7 +376,7 @@ Command frequency_usage_command() {
             add_input_options(cmd, c->input);
             cmd->add_option("--layer", c->layer, "Layer of the figure's head × frequency map")->default_val(0);
             cmd->add_option("--out", c->out, "Output file: .h5 or .csv")->required();
-            cmd->add_option("--figure", c->figure, "Also write the maps: .png, .pdf or .svg");
+            add_figure_option(cmd, c->figure, "Also write the maps: .png, .pdf or .svg");
             return cmd;
           },
           [=] { require_input(c->input); }, [=] { usage(*c); }};
@@ -393,7 +394,7 @@ Command divergence_command() {
                 ->required();
             add_input_options(cmd, c->input);
             cmd->add_option("--out", c->out, "Output file: .h5 or .csv")->required();
-            cmd->add_option("--figure", c->figure, "Also write the maps: .png, .pdf or .svg");
+            add_figure_option(cmd, c->figure, "Also write the maps: .png, .pdf or .svg");
             return cmd;
           },
           [=] { require_input(c->input); }, [=] { divergence(*c); }};

@@ -22,6 +22,7 @@
 #include "analysis/text_decomposition.h"
 #include "analysis/checkpoint_series.h"
 #include "analysis/u_shape.h"
+#include "app/cli/figure_option.h"
 #include "app/cli/figures.h"
 #include "core/base/error.h"
 #include "core/runtime/run.h"
@@ -219,7 +220,7 @@ void add_probe_options(CLI::App* cmd, ProbeCommand& p) {
                   "L for the activated band (default: from the checkpoint)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--out", p.out, "Output HDF5 file")->required();
-  cmd->add_option("--figure", p.figure, "Also write the figure (.png, .pdf or .svg)");
+  add_figure_option(cmd, p.figure, "Also write the figure (.png, .pdf or .svg)");
   cmd->add_option("--figure-layer", p.figure_layer, "The layer the figure draws (u-shape: every layer)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -266,7 +267,7 @@ Command frequencies_command() {
             cmd->add_option("--train-length", c->train_length, "L (default: from the checkpoint)")
                 ->check(CLI::PositiveNumber);
             cmd->add_option("--out", c->out, "Output HDF5 file")->required();
-            cmd->add_option("--figure", c->figure, "Also write the figure (.png, .pdf or .svg)");
+            add_figure_option(cmd, c->figure, "Also write the figure (.png, .pdf or .svg)");
             return cmd;
           },
           [=] { require_input(c->input); }, [=] { frequencies(*model, *c); }};

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "analysis/head_metrics.h"
+#include "app/cli/figure_option.h"
 #include "app/cli/figures.h"
 #include "analysis/position_export.h"
 #include "analysis/position_map.h"
@@ -132,8 +133,8 @@ Command position_map_command() {
             cmd->add_option("--pool", c->pool, "Max-pool the maps to at most N × N cells")
                 ->check(CLI::PositiveNumber);
             cmd->add_option("--out", c->out, "Output HDF5 file")->required();
-            cmd->add_option("--figure", c->figure,
-                            "Also write head --layer/--head's pattern | position-only map (.png, .pdf or .svg)");
+            add_figure_option(cmd, c->figure,
+                              "Also write head --layer/--head's pattern | position-only map (.png, .pdf or .svg)");
             cmd->add_option("--layer", c->layer, "Layer of the figure")->capture_default_str()
                 ->check(CLI::NonNegativeNumber);
             cmd->add_option("--head", c->head, "Head of the figure")->capture_default_str()

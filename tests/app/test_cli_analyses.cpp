@@ -19,6 +19,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using test::cli;
+using test::cli_with_figure;
+using test::kCliDrawsFigures;
 using test::demo;
 using test::q;
 using test::stories;
@@ -78,15 +80,18 @@ TEST(CliAnalyses, FrequencyUsageOfStoriesAndARefusalForAlibi) {
   REQUIRE_CLI();
   POSLENS_REQUIRE_STORIES();
   const auto dir = test::scratch_dir();
-  auto r = cli("frequency-usage " + stories() + " --text '" + kText + "' --out " + q(dir / "u.h5") +
-               " --figure " + q(dir / "u.png"));
+  auto r = cli_with_figure("frequency-usage " + stories() + " --text '" + kText + "' --out " +
+                               q(dir / "u.h5"),
+                           dir / "u.png", dir / "u.h5");
   ASSERT_EQ(r.code, 0) << r.output;
   const Hdf5Reader file((dir / "u.h5").string());
   EXPECT_EQ(file.shape("/analysis/frequency_usage/q_norm"), (std::vector<int64_t>{5, 8, 4}));
   EXPECT_EQ(file.shape("/analysis/frequency_usage/k_norm"), (std::vector<int64_t>{5, 4, 4}));
   EXPECT_EQ(file.shape("/analysis/frequency_usage/theta"), (std::vector<int64_t>{4}));
   EXPECT_GT(file.read("/analysis/frequency_usage/q_norm").min().item<double>(), 0.0);
-  EXPECT_TRUE(std::filesystem::file_size(dir / "u.png") > 1000);
+  if (kCliDrawsFigures) {
+    EXPECT_GT(std::filesystem::file_size(dir / "u.png"), 1000u);
+  }
   r = cli("frequency-usage " + demo("flipflop-absolute") + " --text w1i0r1 --out " + q(dir / "a.h5"));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("needs rotary components"));
@@ -97,8 +102,9 @@ TEST(CliAnalyses, DivergenceBetweenTwoCheckpointsOfARun) {
   REQUIRE_CLI();
   const auto dir = test::scratch_dir();
   const auto first = demo("text-rope-series/step-000150"), last = demo("text-rope-series/step-001500");
-  auto r = cli("divergence " + first + " " + last + " --text 'the cat sat on the mat' --out " + q(dir / "d.h5") +
-               " --figure " + q(dir / "d.png"));
+  auto r = cli_with_figure("divergence " + first + " " + last + " --text 'the cat sat on the mat' --out " +
+                               q(dir / "d.h5"),
+                           dir / "d.png", dir / "d.h5");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("most changed head"));
   const Hdf5Reader file((dir / "d.h5").string());
@@ -136,9 +142,11 @@ TEST(CliAnalyses, LengthLossOfTheRopeSeriesWithScalings) {
     text += "Q: What is the answer to the question of life? A: It depends on who asks, and when. ";
   std::ofstream(dir / "text.txt") << text;
   const auto series = demo("text-rope-series/step-001500");
-  auto r = cli("length-loss " + series + " " + demo("text-rope-series/step-000150") + " --text-file " +
-               q(dir / "text.txt") + " --length 256 --windows 3 --scaling none,linear:2,yarn:2 --out " +
-               q(dir / "l.h5") + " --figure " + q(dir / "l.png"));
+  auto r = cli_with_figure("length-loss " + series + " " + demo("text-rope-series/step-000150") +
+                               " --text-file " + q(dir / "text.txt") +
+                               " --length 256 --windows 3 --scaling none,linear:2,yarn:2 --out " +
+                               q(dir / "l.h5"),
+                           dir / "l.png", dir / "l.h5");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("T = 256 (L = 128)"));
   EXPECT_THAT(r.output, HasSubstr("step-001500 · yarn:2:"));
@@ -149,7 +157,9 @@ TEST(CliAnalyses, LengthLossOfTheRopeSeriesWithScalings) {
   const auto loss = file.read("/analysis/length_loss/loss");
   // The trained checkpoint predicts its own training length's text better than an early one.
   EXPECT_LT(loss[0].narrow(0, 0, 127).mean().item<double>(), loss[3].narrow(0, 0, 127).mean().item<double>());
-  EXPECT_GT(std::filesystem::file_size(dir / "l.png"), 1000u);
+  if (kCliDrawsFigures) {
+    EXPECT_GT(std::filesystem::file_size(dir / "l.png"), 1000u);
+  }
   r = cli("length-loss " + series + " --text hello --scaling pi:4 --out " + q(dir / "x.h5"));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("expected none, linear:F, ntk:F, yarn:F or llama3:F"));
@@ -162,9 +172,10 @@ TEST(CliAnalyses, LengthLossOfTheRopeSeriesWithScalings) {
 TEST(CliAnalyses, PositionOffsetLeavesRopeAndMovesAbsolute) {
   REQUIRE_CLI();
   const auto dir = test::scratch_dir();
-  auto r = cli("position-offset " + demo("text-rope-series/step-001500") +
-               " --text 'the cat sat on the mat' --offset 50 --layer 1 --head 1 --out " + q(dir / "o.h5") +
-               " --figure " + q(dir / "o.png"));
+  auto r = cli_with_figure("position-offset " + demo("text-rope-series/step-001500") +
+                               " --text 'the cat sat on the mat' --offset 50 --layer 1 --head 1 --out " +
+                               q(dir / "o.h5"),
+                           dir / "o.png", dir / "o.h5");
   ASSERT_EQ(r.code, 0) << r.output;
   const Hdf5Reader rope((dir / "o.h5").string());
   EXPECT_LT(rope.read("/analysis/position_offset/per_head").max().item<double>(), 1e-6);

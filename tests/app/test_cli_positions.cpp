@@ -17,6 +17,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using test::cli;
+using test::cli_with_figure;
+using test::kCliDrawsFigures;
 using test::q;
 using test::stories;
 
@@ -47,9 +49,12 @@ TEST(CliPositions, CopeDemoWritesMapsPatternAndCounting) {
 TEST(CliPositions, FigureIsThePatternBesideThePositionMapAndABadHeadWritesNothing) {
   REQUIRE_CLI();
   const auto dir = test::scratch_dir();
-  auto r = cli("position-map " + demo("flipflop-cope") + " --text w1i0r1 --out " + q(dir / "p.h5") +
-               " --figure " + q(dir / "p.png") + " --layer 1 --head 2");
+  auto r = cli_with_figure("position-map " + demo("flipflop-cope") + " --text w1i0r1 --out " +
+                               q(dir / "p.h5") + " --layer 1 --head 2",
+                           dir / "p.png", dir / "p.h5");
   ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(dir / "p.h5"));
+  if (!kCliDrawsFigures) return;  // the refusal is checked; the rest is about the figure
   std::ifstream png(dir / "p.png", std::ios::binary);
   char magic[8] = {};
   png.read(magic, 8);
@@ -60,6 +65,16 @@ TEST(CliPositions, FigureIsThePatternBesideThePositionMapAndABadHeadWritesNothin
   EXPECT_THAT(r.output, HasSubstr("the model has 2 layers of 4 heads, got layer 2"));
   EXPECT_FALSE(std::filesystem::exists(dir / "bad.h5"));
   EXPECT_FALSE(std::filesystem::exists(dir / "bad.png"));
+}
+
+TEST(CliPositions, AFigureOfAnUnknownKindIsAUsageErrorBeforeAnyWork) {
+  REQUIRE_CLI();
+  const auto dir = test::scratch_dir();
+  const auto r = cli("position-map " + demo("flipflop-cope") + " --text w1i0r1 --out " + q(dir / "p.h5") +
+                     " --figure " + q(dir / "p.bmp"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(kCliDrawsFigures ? "a figure is .png, .pdf or .svg" : "built without Qt"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "p.h5"));
 }
 
 TEST(CliPositions, AbsoluteDemoWritesItsFourTermsAndHeadsWritesCsv) {
