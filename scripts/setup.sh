@@ -7,7 +7,13 @@
 # OpenMP build is selected: LibTorch's operators run on OpenMP threads, and the pthread build's
 # own spinning threads fight them for the cores (2.7x slower forward on 2 cores;
 # docs/performance.md). core/base/threads.cpp copes when the pthread build is loaded anyway.
+# Then the Python venv of scripts/python-requirements.txt (every package pinned): the PyTorch
+# wheel whose LibTorch 2.x + CUDA the second build links (scripts/build_cuda.sh), and HF
+# transformers, tokenizers, safetensors and TransformerLens for the reference scripts. It goes to
+# $POSLENS_VENV (default ~/.local/share/poslens/venv), is made again only when the requirements
+# change, and is skipped with `setup.sh --no-venv` (the Debian build alone needs none of it).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -24,9 +30,15 @@ packages=(
   fortunes  # the default corpus of the character-LM task (docs/training.md)
   slurm-wlm munge  # the sweep's Slurm test: a single-node cluster on localhost (tests/slurm)
 )
-if [ "${1:-}" = "--release-tools" ]; then
-  packages+=(clang-14 libfuzzer-14-dev debootstrap desktop-file-utils dpkg-dev)
-fi
+with_venv=1
+for arg in "$@"; do
+  case $arg in
+    --release-tools) packages+=(clang-14 libfuzzer-14-dev debootstrap desktop-file-utils dpkg-dev) ;;
+    --no-venv) with_venv=0 ;;
+    *) echo "usage: setup.sh [--release-tools] [--no-venv]" >&2; exit 2 ;;
+  esac
+done
+((with_venv)) && packages+=(python3-venv)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -56,3 +68,18 @@ for lib in libblas.so.3 liblapack.so.3 libopenblas.so.0; do
     $SUDO update-alternatives --set "$name" "$target"
   fi
 done
+
+# The pinned venv. A stamp (a copy of the requirements) says it is complete and current.
+if ((with_venv)); then
+  venv=${POSLENS_VENV:-$HOME/.local/share/poslens/venv}
+  requirements=scripts/python-requirements.txt
+  if cmp -s "$requirements" "$venv/poslens-requirements.txt"; then
+    echo "setup: venv $venv is current"
+  else
+    echo "setup: making the venv $venv from $requirements (~5 GB, the CUDA wheels included)"
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
+    cp "$requirements" "$venv/poslens-requirements.txt"
+  fi
+fi
