@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Install test of the PosLens .deb packages (issue 20) in a clean Debian 12 (bookworm) chroot.
+# Install test of the PosLens .deb packages (issue 20) in a clean Debian 12 (bookworm) chroot, or
+# Debian 13 (trixie) with --suite trixie (packages built there: scripts/test_trixie.sh).
 #
 #   sudo scripts/test_deb_install.sh [OPTIONS] DEB...     e.g. build/poslens*.deb
 #   sudo scripts/test_deb_install.sh --self-test           the chroot, Xvfb and screenshot alone
 #
 # Options:
+#   --suite NAME       bookworm (default) or trixie: the Debian release of the chroot
 #   --screenshot PATH  where the GUI's screenshot goes (default /tmp/poslens-deb-install.png)
 #   --demo NAME        demo under /usr/share/poslens/demos to open (default flipflop-cope)
 #   --wait SECONDS     time the GUI gets to load and run the demo before the screenshot (default 15)
@@ -13,14 +15,14 @@
 #   --keep             leave this run's chroot in place (its path is printed) for a look inside
 #   --self-test        no packages: prove the chroot part works (mounts, apt, Xvfb, import)
 #   --rebuild-base     delete the pristine base chroot first and make it again
-# Environment: CHROOT_DIR (default /work/chroot), BASE (default $CHROOT_DIR/bookworm),
+# Environment: CHROOT_DIR (default /work/chroot), BASE (default $CHROOT_DIR/SUITE),
 #   APT_CACHE (default $CHROOT_DIR/apt-archives; empty: none), MIRROR (default
 #   http://deb.debian.org/debian, what this machine's apt uses), SECURITY_MIRROR (default
 #   http://deb.debian.org/debian-security).
 #
 # What happens:
-#  1. The pristine base, $BASE, is made once: `debootstrap --variant=minbase bookworm` from
-#     $MIRROR, apt sources for bookworm, bookworm-updates and bookworm-security, a policy-rc.d
+#  1. The pristine base, $BASE, is made once: `debootstrap --variant=minbase SUITE` from
+#     $MIRROR, apt sources for SUITE, SUITE-updates and SUITE-security, a policy-rc.d
 #     that keeps services from starting, and the .debs of the test's own tools (Xvfb, xauth,
 #     x11-utils, ImageMagick, man-db, desktop-file-utils) DOWNLOADED into the apt cache but not
 #     installed. Nothing of Qt, LibTorch or HDF5 is in it.
@@ -46,7 +48,6 @@
 set -Eeuo pipefail
 
 CHROOT_DIR=${CHROOT_DIR:-/work/chroot}
-BASE=${BASE:-$CHROOT_DIR/bookworm}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 APT_CACHE=${APT_CACHE-$CHROOT_DIR/apt-archives}
@@ -72,6 +73,8 @@ usage() {
 
 while (($#)); do
   case $1 in
+    --suite) SUITE=${2:?--suite needs bookworm or trixie}; shift 2 ;;
+    --suite=*) SUITE=${1#*=}; shift ;;
     --screenshot) screenshot=${2:?--screenshot needs a path}; shift 2 ;;
     --screenshot=*) screenshot=${1#*=}; shift ;;
     --demo) demo=${2:?--demo needs a name}; shift 2 ;;
@@ -89,6 +92,8 @@ while (($#)); do
   esac
 done
 
+[[ $SUITE == bookworm || $SUITE == trixie ]] || { echo "--suite: bookworm or trixie" >&2; exit 2; }
+BASE=${BASE:-$CHROOT_DIR/$SUITE}
 if ((!self_test && ${#debs[@]} == 0)); then
   echo "no .deb given (or --self-test)" >&2
   usage
@@ -114,6 +119,7 @@ if [[ -z ${POSLENS_DEB_TEST_NS:-} ]] && unshare --mount --propagation private tr
   ((keep)) && args+=(--keep)
   ((rebuild_base)) && args+=(--rebuild-base)
   ((recommends)) || args+=(--no-recommends)
+  args+=(--suite "$SUITE")
   exec unshare --mount --propagation private -- "$BASH" "$(realpath "$0")" "${args[@]}" \
     --screenshot "$screenshot" --demo "$demo" --wait "$wait_s" -- "${debs[@]}"
 fi
