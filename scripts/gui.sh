@@ -4,7 +4,7 @@
 # its CoPE gates; the Demo models menu has the others.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --no-venv
 bash scripts/build.sh
 if [ $# -gt 0 ]; then
   exec ./build/app/gui/poslens "$@"

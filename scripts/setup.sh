@@ -20,7 +20,7 @@ packages=(
   qt6-base-dev qt6-svg-dev libqcustomplot-dev
   libtorch-dev libopenblas0-openmp
   libhdf5-dev ccache hdf5-tools nlohmann-json3-dev libcli11-dev
-  libgtest-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev  # libgmock-dev: trixie's libgtest-dev no longer pulls it in
   libpcre2-dev libicu-dev  # HF tokenizer.json: PCRE2 regexes, ICU Unicode data
   libssl-dev  # SHA-256 of the weights in every analysis file (libcrypto)
   xvfb xauth imagemagick
