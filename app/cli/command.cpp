@@ -4,7 +4,11 @@
 
 #include <iostream>
 #include <memory>
+#include <string>
 
+#include "core/base/error.h"
+#include "core/base/untrusted_json.h"
+#include "core/formats/npy.h"
 #include "core/runtime/run.h"
 
 namespace poslens::cli {
@@ -27,12 +31,71 @@ void add_input_options(CLI::App* cmd, InputOptions& input) {
   auto* group = cmd->add_option_group("Input", "What the model reads (one of them)");
   input.text_option = group->add_option("--text", input.text, "Input text (tokenized, BOS first)");
   input.tokens_option = group->add_option("--tokens", input.tokens, "Input token ids, e.g. 1,403,411");
-  input.text_option->excludes(input.tokens_option);
+  input.text_file_option =
+      group->add_option("--text-file", input.text_file, "Input text from a UTF-8 file (- : standard input)");
+  input.tokens_file_option = group->add_option(
+      "--tokens-file", input.tokens_file,
+      "Input token ids from a file: separated by commas, spaces or lines, or an int .npy (- : standard input)");
+  group->require_option(0, 1);  // at most one of them; require_input asks for one
 }
 
 void require_input(const InputOptions& input) {
-  if (input.text_option->count() == 0 && input.tokens_option->count() == 0)
-    throw CLI::RequiredError("--text or --tokens");
+  for (const auto* o : {input.text_option, input.tokens_option, input.text_file_option, input.tokens_file_option})
+    if (o && o->count() > 0) return;
+  throw CLI::RequiredError("--text, --tokens, --text-file or --tokens-file");
+}
+
+bool InputOptions::from_tokens() const {
+  return (tokens_option && tokens_option->count() > 0) || (tokens_file_option && tokens_file_option->count() > 0);
+}
+
+namespace {
+
+bool given(const CLI::Option* option) { return option && option->count() > 0; }
+
+/// A file's whole contents, or standard input's for "-", at most kMaxInputFileBytes.
+std::string read_input_file(const std::string& path) {
+  if (path != "-") return read_small_file(path, kMaxInputFileBytes);
+  std::string text;
+  char buffer[1 << 16];
+  while (std::cin.read(buffer, sizeof buffer) || std::cin.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(std::cin.gcount()));
+    if (text.size() > kMaxInputFileBytes)
+      throw Error("standard input: more than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB of input");
+  }
+  return text;
+}
+
+bool is_npy(const std::string& path) {
+  return path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+}
+
+}  // namespace
+
+std::vector<int64_t> input_ids(const LoadedModel& model, const InputOptions& input) {
+  const int64_t vocab = model.model->config().vocab_size;
+  if (given(input.tokens_file_option) && is_npy(input.tokens_file)) {
+    auto ids = read_npy_integers(input.tokens_file, kMaxInputFileBytes);
+    if (ids.empty()) throw Error(input.tokens_file + ": holds no token ids");
+    for (const auto id : ids)
+      if (id < 0 || id >= vocab)
+        throw Error(input.tokens_file + ": token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                    std::to_string(vocab) + ")");
+    return ids;
+  }
+  const bool file = given(input.text_file_option) || given(input.tokens_file_option);
+  if (file && !input.file_contents)
+    input.file_contents = read_input_file(given(input.text_file_option) ? input.text_file : input.tokens_file);
+  if (input.from_tokens()) {
+    const auto& ids = file ? *input.file_contents : input.tokens;
+    try {
+      return parse_token_ids(ids, vocab);
+    } catch (const Error& e) {
+      if (!file) throw;
+      throw Error(input.tokens_file + ": " + e.what());
+    }
+  }
+  return encode_text(model, file ? *input.file_contents : input.text);
 }
 
 LoadOptions load_options(const ModelOptions& model) {
@@ -47,10 +110,6 @@ LoadedModel load_model(const ModelOptions& model) {
   return load_checkpoint(model.checkpoint, load_options(model));
 }
 
-std::vector<int64_t> input_ids(const LoadedModel& model, const InputOptions& input) {
-  return input.from_tokens() ? parse_token_ids(input.tokens, model.model->config().vocab_size)
-                             : encode_text(model, input.text);
-}
 
 Progress progress_printer(const std::string& what) {
   const bool tty = ::isatty(2) != 0;

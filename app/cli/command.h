@@ -7,7 +7,9 @@
 // command_list.cpp.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,25 +25,43 @@ struct ModelOptions {
   std::string dtype = "float32";
 };
 
+/// The largest input file (--text-file, --tokens-file, standard input) read: 256 MiB, a few
+/// tens of millions of tokens.
+inline constexpr std::uint64_t kMaxInputFileBytes = std::uint64_t{256} << 20;
+
 struct InputOptions {
-  std::string text;
-  std::string tokens;
+  std::string text;         ///< --text
+  std::string tokens;       ///< --tokens
+  std::string text_file;    ///< --text-file (UTF-8 text; "-": standard input)
+  std::string tokens_file;  ///< --tokens-file (ids as text, or an int .npy; "-": standard input)
   CLI::Option* text_option = nullptr;
   CLI::Option* tokens_option = nullptr;
-  bool from_tokens() const { return tokens_option && tokens_option->count() > 0; }
+  CLI::Option* text_file_option = nullptr;
+  CLI::Option* tokens_file_option = nullptr;
+  /// True when the input is token ids (--tokens or --tokens-file), used exactly as given.
+  bool from_tokens() const;
+
+  /// A file's contents, read once (standard input cannot be read twice), by input_ids().
+  mutable std::optional<std::string> file_contents;
 };
 
 /// The positional checkpoint and the "Model" group: --tokenizer, and --device/--dtype when
 /// `with_device`.
 void add_model_options(CLI::App* cmd, ModelOptions& model, bool with_device = true);
-/// The "Input" group: --text (tokenized, BOS first) or --tokens (ids as given).
+/// The "Input" group, one of: --text (tokenized, BOS first), --tokens (ids as given),
+/// --text-file FILE and --tokens-file FILE (the same from a file: inputs longer than one
+/// command-line argument, 128 KiB, can hold; "-" reads standard input).
 void add_input_options(CLI::App* cmd, InputOptions& input);
-/// Throws CLI::RequiredError when neither --text nor --tokens was given (exit 2).
+/// Throws CLI::RequiredError when no input was given (exit 2).
 void require_input(const InputOptions& input);
 
 LoadOptions load_options(const ModelOptions& model);
 LoadedModel load_model(const ModelOptions& model);
-/// The input's ids: --tokens parsed against the vocabulary, or --text encoded.
+/// The input's ids: --tokens / --tokens-file parsed against the vocabulary (ids separated by
+/// commas, spaces or line breaks, or a .npy of integers: core/formats/npy.h), or --text /
+/// --text-file encoded by the model's tokenizer. Files are read at most once (kMaxInputFileBytes).
+/// Throws poslens::Error for an unreadable or oversized file, bad ids or text the model cannot
+/// tokenize.
 std::vector<int64_t> input_ids(const LoadedModel& model, const InputOptions& input);
 
 /// Progress on stderr as "what: 42%", rewritten in place on a terminal; one "what: done" line

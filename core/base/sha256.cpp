@@ -10,6 +10,14 @@
 #include "core/base/error.h"
 
 namespace poslens {
+namespace {
+
+/// fclose as a deleter type (decltype(&std::fclose) drops glibc's attributes: gcc 14 warns).
+struct CloseFile {
+  void operator()(FILE* file) const { std::fclose(file); }
+};
+
+}  // namespace
 
 std::string sha256_of_files(const std::vector<std::string>& paths) {
   const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
@@ -17,7 +25,7 @@ std::string sha256_of_files(const std::vector<std::string>& paths) {
     throw Error("SHA-256: OpenSSL could not start a digest");
   std::vector<unsigned char> buffer(size_t{1} << 20);
   for (const auto& path : paths) {
-    const std::unique_ptr<FILE, decltype(&std::fclose)> file(std::fopen(path.c_str(), "rb"), std::fclose);
+    const std::unique_ptr<FILE, CloseFile> file(std::fopen(path.c_str(), "rb"));
     if (!file) throw Error(path + ": cannot open for its SHA-256 (" + std::strerror(errno) + ")");
     size_t n;
     while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0)

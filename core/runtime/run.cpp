@@ -18,22 +18,26 @@ std::vector<int64_t> parse_token_ids(const std::string& text, int64_t vocab_size
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    const auto first = item.find_first_not_of(" \t\n");
-    const auto last = item.find_last_not_of(" \t\n");
-    const std::string trimmed = first == std::string::npos ? "" : item.substr(first, last - first + 1);
-    size_t used = 0;
-    long long value = -1;
-    try {
-      value = std::stoll(trimmed, &used);
-    } catch (const std::exception&) {
-      used = 0;
+    std::stringstream words(item);
+    std::string word;
+    bool any = false;
+    while (words >> word) {  // ids inside one comma-separated item: whitespace or line breaks
+      any = true;
+      size_t used = 0;
+      long long value = -1;
+      try {
+        value = std::stoll(word, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != word.size())
+        throw Error("token ids: \"" + word + "\" is not an integer (expected e.g. 1,403,411)");
+      if (value < 0 || value >= vocab_size)
+        throw Error("token ids: " + word + " is outside the vocabulary [0, " +
+                    std::to_string(vocab_size) + ")");
+      ids.push_back(value);
     }
-    if (trimmed.empty() || used != trimmed.size())
-      throw Error("token ids: \"" + trimmed + "\" is not an integer (expected e.g. 1,403,411)");
-    if (value < 0 || value >= vocab_size)
-      throw Error("token ids: " + trimmed + " is outside the vocabulary [0, " +
-                  std::to_string(vocab_size) + ")");
-    ids.push_back(value);
+    if (!any) throw Error("token ids: an empty item between commas (expected e.g. 1,403,411)");
   }
   if (ids.empty()) throw Error("token ids: the list is empty");
   return ids;

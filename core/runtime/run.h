@@ -12,8 +12,9 @@
 
 namespace poslens {
 
-/// Parses "1,2, 3" into ids. Throws poslens::Error for an empty list, a non-integer entry
-/// (naming it) or an id outside [0, vocab_size).
+/// Parses "1,2, 3" into ids; ids may also be separated by spaces, tabs or line breaks (a file of
+/// one id per line). Throws poslens::Error for an empty list or an empty item between commas, a
+/// non-integer entry (naming it) or an id outside [0, vocab_size).
 std::vector<int64_t> parse_token_ids(const std::string& text, int64_t vocab_size);
 
 /// Encodes `text` with the model's tokenizer, BOS first when the model has one (Llama-style);

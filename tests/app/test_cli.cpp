@@ -4,6 +4,11 @@
 
 #include <H5Cpp.h>
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include "app/cli_runner.h"
 #include "fixtures.h"
 
@@ -67,6 +72,60 @@ TEST(Cli, RunWithTokenIdsUsesThemExactly) {
   EXPECT_EQ(ids, (std::vector<int64_t>{5, 6, 7}));
   EXPECT_TRUE(file.nameExists("/captures/blocks.0.attn.hook_rot_q"));
   EXPECT_FALSE(file.nameExists("/captures/blocks.1.attn.hook_pattern"));
+}
+
+/// The token ids a run wrote (/tokens/ids).
+std::vector<int64_t> ids_in(const std::filesystem::path& file) {
+  H5::H5File h5(file.string(), H5F_ACC_RDONLY);
+  const auto ids = h5.openDataSet("/tokens/ids");
+  hsize_t dims[2] = {0, 0};
+  ids.getSpace().getSimpleExtentDims(dims);
+  std::vector<int64_t> values(dims[1]);
+  ids.read(values.data(), H5::PredType::NATIVE_INT64);
+  return values;
+}
+
+TEST(Cli, InputsFromFilesAndStandardInputAreTheArgumentsInputs) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto dir = test::scratch_dir();
+  std::ofstream(dir / "ids.txt") << "5, 6\n7\n8 9\n";
+  std::ofstream(dir / "story.txt") << "Once upon a time\n";
+  const std::string run = "run " + stories() + " --capture logits --out ";
+  auto r = cli(run + q(dir / "a.h5") + " --tokens-file " + q(dir / "ids.txt"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(ids_in(dir / "a.h5"), (std::vector<int64_t>{5, 6, 7, 8, 9}));
+  r = cli(run + q(dir / "b.h5") + " --tokens-file - < " + q(dir / "ids.txt"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(ids_in(dir / "b.h5"), (std::vector<int64_t>{5, 6, 7, 8, 9}));
+  const auto npy = std::filesystem::path(POSLENS_SOURCE_DIR) / "tests" / "data" / "npy" / "ids_int32_row.npy";
+  r = cli(run + q(dir / "c.h5") + " --tokens-file " + q(npy));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(ids_in(dir / "c.h5"), (std::vector<int64_t>{1, 403, 407, 261}));
+  r = cli(run + q(dir / "text.h5") + " --text 'Once upon a time\n'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = cli(run + q(dir / "file.h5") + " --text-file " + q(dir / "story.txt"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(ids_in(dir / "file.h5"), ids_in(dir / "text.h5"));
+  r = cli(run + q(dir / "stdin.h5") + " --text-file - < " + q(dir / "story.txt"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(ids_in(dir / "stdin.h5"), ids_in(dir / "text.h5"));
+
+  // Two inputs are a usage error; a bad file is one message naming it; no output either way.
+  r = cli(run + q(dir / "x.h5") + " --text hi --tokens-file " + q(dir / "ids.txt"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  r = cli(run + q(dir / "x.h5") + " --tokens-file " + q(dir / "missing.txt"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("missing.txt"));
+  std::ofstream(dir / "bad.txt") << "5 6\n700\n";
+  r = cli(run + q(dir / "x.h5") + " --tokens-file " + q(dir / "bad.txt"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("bad.txt: token ids: 700 is outside the vocabulary [0, 512)"));
+  const auto floats = std::filesystem::path(POSLENS_SOURCE_DIR) / "tests" / "data" / "npy" / "floats.npy";
+  r = cli(run + q(dir / "x.h5") + " --tokens-file " + q(floats));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("must be integers"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.h5"));
 }
 
 TEST(Cli, BadInputGivesOneMessageAndNoFile) {

@@ -13,6 +13,11 @@ TEST(Run, ParsesCommaSeparatedTokenIds) {
   EXPECT_EQ(parse_token_ids("0", 1), (std::vector<int64_t>{0}));
 }
 
+TEST(Run, ParsesTokenIdsSeparatedBySpacesAndLinesAsAFileHoldsThem) {
+  EXPECT_EQ(parse_token_ids("1 403\n407\n\n261\n", 512), (std::vector<int64_t>{1, 403, 407, 261}));
+  EXPECT_EQ(parse_token_ids("1, 2 3,\t4\r\n", 512), (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
 TEST(Run, RejectsBadTokenIdsWithTheOffendingEntry) {
   auto message = [](const std::string& text) {
     try {
@@ -23,7 +28,9 @@ TEST(Run, RejectsBadTokenIdsWithTheOffendingEntry) {
     return std::string("(no error)");
   };
   EXPECT_THAT(message(""), ::testing::HasSubstr("empty"));
-  EXPECT_THAT(message("1,,2"), ::testing::HasSubstr("\"\" is not an integer"));
+  EXPECT_THAT(message("1,,2"), ::testing::HasSubstr("an empty item between commas"));
+  EXPECT_THAT(message("1, ,2"), ::testing::HasSubstr("an empty item between commas"));
+  EXPECT_THAT(message(" \n "), ::testing::HasSubstr("empty"));
   EXPECT_THAT(message("1,2x"), ::testing::HasSubstr("\"2x\" is not an integer"));
   EXPECT_THAT(message("512"), ::testing::HasSubstr("outside the vocabulary [0, 512)"));
   EXPECT_THAT(message("-1"), ::testing::HasSubstr("outside the vocabulary"));
