@@ -94,10 +94,9 @@ LossCurve per_position_loss(const Transformer& model, const std::vector<int64_t>
   ForwardOptions options;
   options.logits = LogitsReturned::None;
   for (int64_t w = 0; w < windows; ++w) {
-    std::vector<int64_t> window;
-    if (bos >= 0) window.push_back(bos);
     const auto begin = ids.begin() + w * text_per_window;
-    window.insert(window.end(), begin, begin + text_per_window);
+    std::vector<int64_t> window(begin, begin + text_per_window);
+    if (bos >= 0) window.insert(window.begin(), bos);
     const auto tokens = torch::tensor(window, torch::kLong);
     NextTokenLoss sink(tokens.narrow(0, 1, T - 1), curve.loss);
     model.forward(tokens.unsqueeze(0), sink, {}, options);

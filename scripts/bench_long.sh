@@ -3,18 +3,26 @@
 #   poslens-cli run (the forward, capturing ln_final only), poslens-cli heads, poslens-cli position-map on one
 #   head, and PyTorch eager keeping every pattern (tools/bench_pytorch_long.py --keep-patterns;
 #   skipped when layers*heads*T^2*4 bytes exceed 75% of MemTotal).
+# ROWS=forward compares the forward pass alone instead: poslens-cli run with the fused kernel
+#   (LibTorch 2.x), the same with POSLENS_ATTENTION=blocked, and PyTorch's own forward on the same
+#   weights, eager (explicit float32 softmax) and with scaled_dot_product_attention (--sdpa).
 #   scripts/bench_long.sh MODEL_DIR "512 1024 2048" [OUT.md]
 # MODEL_DIR: an HF Llama folder, e.g. from tools/make_random_hf_model.py. Input: T random ids in
 # [3, vocab) with a fixed seed. DEVICE=cpu by default (DEVICE=auto or cuda for poslens-cli on a
 # GPU). Needs GNU time at /usr/bin/time (Debian package `time`: apt-get install time) and the
-# built CLI (build/app/cli/poslens-cli, or POSLENS_CLI=...). Prints a markdown table, and
+# built CLI (build/app/cli/poslens-cli, or POSLENS_CLI=...; build-cuda/... for LibTorch 2.x).
+# PYTHON runs the PyTorch side (default: the venv of scripts/setup.sh where it exists, its torch
+# 2.x having SDPA; else /usr/bin/python3). Prints a markdown table, and
 # writes it to OUT.md when given (GB = 2^30 bytes). A command that fails gets a "failed" row.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" | grep -v '^set'; exit 2; }
 model=$1; lengths=$2; out=${3:-}
 cli=${POSLENS_CLI:-build/app/cli/poslens-cli}
 device=${DEVICE:-cpu}
+rows=${ROWS:-analyses}
+venv=${POSLENS_VENV:-$HOME/.local/share/poslens/venv}
+python=${PYTHON:-$([ -x "$venv/bin/python" ] && echo "$venv/bin/python" || echo /usr/bin/python3)}
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 1; }
 [ -x "$cli" ] || { echo "no $cli: build first (scripts/build.sh)" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -58,6 +66,17 @@ for t in $lengths; do
 g = torch.Generator().manual_seed(1234)
 print(','.join(map(str, torch.randint(3, int(sys.argv[2]), (int(sys.argv[1]),), generator=g).tolist())))" \
     "$t" "$vocab" > "$tmp/ids"
+  if [ "$rows" = forward ]; then
+    measure "$t" "poslens-cli run, fused" \
+      "$cli" run "$model" --device "$device" --tokens-file "$tmp/ids" --warmup \
+      --capture ln_final.hook_normalized --top-k 0 --out "$tmp/out.h5"
+    measure "$t" "poslens-cli run, blocked" env POSLENS_ATTENTION=blocked \
+      "$cli" run "$model" --device "$device" --tokens-file "$tmp/ids" --warmup \
+      --capture ln_final.hook_normalized --top-k 0 --out "$tmp/out.h5"
+    measure "$t" "pytorch eager" "$python" tools/bench_pytorch_long.py "$model" "$t"
+    measure "$t" "pytorch sdpa" "$python" tools/bench_pytorch_long.py "$model" "$t" --sdpa
+    continue
+  fi
   ids=$(cat "$tmp/ids")
   # The forward: a small capture (ln_final) so the row times the pass, not gzip of [T, vocab].
   measure "$t" "poslens-cli run" \

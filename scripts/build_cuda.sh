@@ -14,6 +14,8 @@
 #                    time than RelWithDebInfo; RelWithDebInfo for a debugger)
 #   --gui auto|on|off  the Qt GUI too (default auto: on where Qt 6 Widgets is installed)
 #   --no-tests       only core + CLI (default: also poslens_core_tests)
+#   --target T       build only target T (repeatable; e.g. poslens-cli first, the tests later
+#                    with cmake --build), the configuration staying as the options say
 #   --deps TARBALL   the .tar.xz made by ../shared/device/make_deps_prefix.sh: headers and
 #                    libraries of HDF5, ICU, PCRE2, OpenSSL, CLI11, nlohmann-json and GoogleTest
 #                    for a machine with no -dev packages and no network (it is unpacked into the
@@ -41,6 +43,7 @@ install=1
 jobs=$(nproc)
 cuda_arch=""
 extra=()
+only_targets=()
 
 usage() { sed -n '2,/^# Prints/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 fail() { echo "build_cuda: $*" >&2; exit 1; }
@@ -51,6 +54,7 @@ while (($#)); do
     --build-type) build_type=${2:?}; shift 2 ;;
     --gui) gui=${2:?}; shift 2 ;;
     --no-tests) tests=OFF; shift ;;
+    --target) only_targets+=("${2:?}"); shift 2 ;;
     --deps) deps=${2:?}; shift 2 ;;
     --no-install) install=0; shift ;;
     --jobs) jobs=${2:?}; shift 2 ;;
@@ -176,6 +180,7 @@ grep -E 'PosLens: LibTorch' "$build_dir/configure.log" | sed 's/^-- /build_cuda:
 targets=(poslens-cli)
 [[ $tests == ON ]] && targets+=(poslens_core_tests)
 [[ $gui_flag == ON ]] && targets+=(poslens)
+((${#only_targets[@]})) && targets=("${only_targets[@]}")
 cmake --build "$build_dir" --parallel "$jobs" --target "${targets[@]}"
 echo "build_cuda: built ${targets[*]}; the CLI:"
 echo "$build_dir/app/cli/poslens-cli"

@@ -5,12 +5,14 @@ forward pass at T tokens -- the computation PosLens runs: RMSNorm, half-split Ro
 llama3 rope_scaling rule when configured), GQA by repeating kv heads, explicit float32
 attention q.k^T/sqrt(d) with a causal mask and a float32 softmax, SiLU-gated MLP, final norm,
 lm_head; all in float32 under torch.inference_mode. --keep-patterns keeps every layer's
-[1, heads, T, T] pattern in a list, as TransformerLens's ActivationCache does.
+[1, heads, T, T] pattern in a list, as TransformerLens's ActivationCache does. --sdpa computes
+attention with torch.nn.functional.scaled_dot_product_attention instead (PyTorch >= 2.0: the
+fused kernel PosLens's fused path calls; run it with the venv of scripts/setup.sh).
 
-    /usr/bin/python3 tools/bench_pytorch_long.py MODEL_DIR T [--keep-patterns] [--seed N]
+    /usr/bin/python3 tools/bench_pytorch_long.py MODEL_DIR T [--keep-patterns | --sdpa] [--seed N]
     /usr/bin/python3 tools/bench_pytorch_long.py MODEL_DIR --tokens 1,2,3 --save-logits out.npy
 
-Prints one line: pytorch-eager T=... keep_patterns=... forward_s=...
+Prints one line: pytorch-eager|pytorch-sdpa VERSION T=... keep_patterns=... forward_s=...
 """
 import argparse
 import json
@@ -69,7 +71,7 @@ def rms(x, w, eps):
     return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 
 
-def forward(cfg, w, tokens, keep_patterns):
+def forward(cfg, w, tokens, keep_patterns, sdpa=False):
     """Logits [1, T, vocab] and the kept patterns (empty unless keep_patterns)."""
     D, H, KV = cfg["hidden_size"], cfg["num_attention_heads"], cfg.get("num_key_value_heads")
     KV = KV or H
@@ -87,6 +89,13 @@ def forward(cfg, w, tokens, keep_patterns):
         v = (h @ w[p + "self_attn.v_proj.weight"].T).view(1, T, KV, DH).transpose(1, 2)
         q, k = rope(q, cos, sin), rope(k, cos, sin)
         k, v = k.repeat_interleave(H // KV, dim=1), v.repeat_interleave(H // KV, dim=1)
+        if sdpa:
+            z = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + z.transpose(1, 2).reshape(1, T, H * DH) @ w[p + "self_attn.o_proj.weight"].T
+            h = rms(x, w[p + "post_attention_layernorm.weight"], eps)
+            g = torch.nn.functional.silu(h @ w[p + "mlp.gate_proj.weight"].T)
+            x = x + (g * (h @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+            continue
         s = (q @ k.transpose(-1, -2)).div_(math.sqrt(DH)).masked_fill_(masked, float("-inf"))
         pattern = torch.softmax(s, dim=-1)
         del s
@@ -108,6 +117,7 @@ def main():
     ap.add_argument("T", type=int, nargs="?", help="random ids in [3, vocab)")
     ap.add_argument("--tokens", help="comma-separated ids instead of random ones")
     ap.add_argument("--keep-patterns", action="store_true")
+    ap.add_argument("--sdpa", action="store_true", help="PyTorch's fused attention (torch >= 2.0)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save-logits", metavar="NPY", help="write the logits [1, T, vocab]")
     args = ap.parse_args()
@@ -125,13 +135,14 @@ def main():
         ap.error("give T or --tokens")
 
     with torch.inference_mode():
-        forward(cfg, w, tokens[:, :4], False)  # untimed warm-up (thread pool, BLAS set-up)
+        forward(cfg, w, tokens[:, :4], False, args.sdpa)  # untimed warm-up (thread pool, BLAS set-up)
         start = time.perf_counter()
-        logits, kept = forward(cfg, w, tokens, args.keep_patterns)
+        logits, kept = forward(cfg, w, tokens, args.keep_patterns, args.sdpa)
         seconds = time.perf_counter() - start
     if args.save_logits:
         np.save(args.save_logits, logits.numpy())
-    print(f"pytorch-eager T={tokens.shape[1]} keep_patterns={args.keep_patterns} "
+    print(f"pytorch-{'sdpa' if args.sdpa else 'eager'} {torch.__version__} T={tokens.shape[1]} "
+          f"keep_patterns={args.keep_patterns} "
           f"forward_s={seconds:.3f}")
 
 

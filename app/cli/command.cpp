@@ -36,7 +36,11 @@ void add_input_options(CLI::App* cmd, InputOptions& input) {
   input.tokens_file_option = group->add_option(
       "--tokens-file", input.tokens_file,
       "Input token ids from a file: separated by commas, spaces or lines, or an int .npy (- : standard input)");
-  group->require_option(0, 1);  // at most one of them; require_input asks for one
+  // At most one of them ("--text excludes --tokens"); require_input asks for one.
+  const std::vector<CLI::Option*> all{input.text_option, input.tokens_option, input.text_file_option,
+                                      input.tokens_file_option};
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t j = i + 1; j < all.size(); ++j) all[i]->excludes(all[j]);  // both ways
 }
 
 void require_input(const InputOptions& input) {

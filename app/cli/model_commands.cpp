@@ -51,6 +51,7 @@ struct RunCommand {
   int64_t pool = 0;                   ///< > 0: map hooks max-pooled to at most pool × pool
   std::string out;
   int top_k = 5;  ///< next-token predictions printed for the last position
+  bool warmup = false;  ///< one unrecorded forward before the timed one
   std::string decoder_text;  ///< encoder–decoder models: the decoder's input after its start token
 };
 
@@ -108,12 +109,20 @@ void run(const RunCommand& c) {
   ForwardOptions options;
   options.logits = prediction_logits(cfg);
   if (!decoder.empty()) options.decoder_tokens = torch::tensor(decoder, torch::kLong).unsqueeze(0);
+  const auto input = torch::tensor(ids, torch::kLong).unsqueeze(0);
+  const auto device = loaded.model->device();
+  if (c.warmup) {  // CUDA's context, cuBLAS handles and kernels are set up here, not timed
+    c10::InferenceMode inference;
+    SinkFanout nothing(std::vector<HookSink*>{});  // wants nothing
+    loaded.model->forward(input, nothing, {}, options);
+    if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  }
   const auto start = std::chrono::steady_clock::now();
   at::Tensor last;
   {
     c10::InferenceMode inference;
-    last = loaded.model->forward(torch::tensor(ids, torch::kLong).unsqueeze(0), all,
-                                 progress_printer("run").layers(), options);
+    last = loaded.model->forward(input, all, progress_printer("run").layers(), options);
+    if (device.is_cuda()) torch::cuda::synchronize(device.index());
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -243,6 +252,9 @@ Command run_command() {
                 ->check(CLI::PositiveNumber);
             cmd->add_option("--out", c->out, "Output HDF5 file")->required();
             cmd->add_option("--top-k", c->top_k, "Predictions to print (next token; a masked LM's at each [MASK])")->capture_default_str();
+            cmd->add_flag("--warmup", c->warmup,
+                          "Run the forward once, unrecorded, before the timed one (GPU timings without "
+                          "the CUDA context and kernel set-up)");
             return cmd;
           },
           [=] { require_input(c->input); }, [=] { run(*c); }};

@@ -14,6 +14,7 @@
 #include "core/base/compute_setup.h"
 #include "core/base/error.h"
 #include "core/formats/hdf5_export.h"
+#include "core/runtime/device_memory.h"
 #include "core/runtime/hdf5_sink.h"
 #include "core/runtime/run.h"
 #include "core/runtime/sinks.h"
@@ -210,12 +211,18 @@ HeatmapData head_map(const LoadedModel& loaded, const AttentionState& state, con
   const int64_t rows = attention.block_rows({});
   for (int64_t a = q0; a < q1; a += rows) {
     if (job.cancelled()) throw Cancelled();  // the user has moved on to another head
-    const auto b = attention.rows(a, std::min(q1, a + rows), what);
+    const int64_t e = std::min(q1, a + rows);
+    const auto [first, last] = attention.key_range(a, e);
+    if (std::max(k0, first) >= std::min(k1, last)) continue;  // these rows see no key of the region
+    // A region narrower than the rows' keys: only its keys, the pattern from the rows'
+    // log-sum-exp (exact; no softmax over whole rows).
+    const bool some_keys = k0 > first || k1 < last;
+    const auto b = some_keys ? attention.region(a, e, k0, k1, what, what.pattern ? attention.row_lse(a, e) : at::Tensor())
+                             : attention.rows(a, e, what);
     const auto& values = pick(b, view.hook);
     if (!values.defined())
       throw Error("this model has no " + std::string(view.title) + " (" + r.view.toStdString() + ")");
     const int64_t c0 = std::max(k0, b.k_begin), c1 = std::min(k1, b.k_end);
-    if (c0 >= c1) continue;
     max_pool_block(pooled, values[0][0].narrow(1, c0 - b.k_begin, c1 - c0),
                    b.allowed.narrow(1, c0 - b.k_begin, c1 - c0), a - q0, c0 - k0, stride);
   }
@@ -354,6 +361,8 @@ void InferenceWorker::run(const JobTicket& job, const RunInput& input, const QSt
                                                                   "decoder.*.cross_attn." + hook})
                                                    : CaptureSpec({"blocks.*.attn." + hook}),
                              kThumbnailCells);
+    const auto device = loaded.model->device();
+    reset_peak_device_memory(device);
     const auto start = std::chrono::steady_clock::now();
     at::Tensor last;
     auto state = std::make_unique<AttentionState>(attention_state(
@@ -387,9 +396,14 @@ void InferenceWorker::run(const JobTicket& job, const RunInput& input, const QSt
       }
     }
     // A causal LM's next token; a masked LM's prediction at each [MASK] (every position without one).
-    summary.message = tr("%1 tokens, forward pass %2 s; %3")
+    // On CUDA the peak device memory of the run too (the caching allocator's count).
+    const auto memory = device_memory(device);
+    const QString peak = memory ? tr(", peak device memory %1").arg(QString::fromStdString(gib_text(memory->peak_bytes)))
+                                : QString();
+    summary.message = tr("%1 tokens, forward pass %2 s%3; %4")
                           .arg(ids.size())
                           .arg(seconds, 0, 'f', 3)
+                          .arg(peak)
                           .arg(QString::fromStdString(describe_predictions(
                               loaded, predictions(cfg, last, cfg.encoder_decoder() ? state->decoder_labels : state->labels,
                                                   1, cfg.predicts_next_token() ? 1 : 4))));

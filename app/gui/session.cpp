@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include <QFile>
 #include <QFileInfo>
+#include <QStringDecoder>
 
 #include "app/gui/inference_worker.h"
 
@@ -103,6 +105,32 @@ void Session::setInput(const RunInput& input) {
   if (input == input_) return;
   input_ = input;
   emit inputChanged(input_);
+}
+
+void Session::openInputText(const QString& path) {
+  const QString title = tr("Cannot open the input text");
+  QFile file(path);
+  if (!QFileInfo(path).isFile() || !file.open(QIODevice::ReadOnly)) {
+    emit failed(title, tr("%1: not found or not a readable file").arg(path));
+    return;
+  }
+  if (file.size() > kMaxInputTextBytes) {
+    emit failed(title, tr("%1: %2 MB, more than the input box takes (%3 MB; poslens-cli --text-file "
+                          "takes up to 256 MB)")
+                           .arg(path)
+                           .arg(file.size() >> 20)
+                           .arg(kMaxInputTextBytes >> 20));
+    return;
+  }
+  QStringDecoder utf8(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+  const QString text = utf8.decode(file.readAll());
+  if (utf8.hasError()) {
+    emit failed(title, tr("%1: not UTF-8 text").arg(path));
+    return;
+  }
+  auto input = input_;
+  input.text = text;
+  setInput(input);
 }
 
 void Session::run() {

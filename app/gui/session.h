@@ -50,6 +50,11 @@ class Session : public QObject {
   void setLoadOptions(const QString& device, const QString& dtype);
   /// The text (or comma-separated token ids) the next run() reads; emits inputChanged().
   void setInput(const RunInput& input);
+  /// The input's text from a UTF-8 file (token ids too: commas, spaces or lines, with "Input is
+  /// token ids" ticked), at most kMaxInputTextBytes; the input stays as it was and failed()
+  /// names the file and what is wrong when it cannot be read, is too large or is not UTF-8.
+  void openInputText(const QString& path);
+  static constexpr qint64 kMaxInputTextBytes = qint64{16} << 20;
   /// Runs the model on input() capturing only view(). Refused with failed() (no job) when no
   /// model is open or the input is empty. Drops head requests of the previous run.
   void run();

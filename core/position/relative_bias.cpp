@@ -14,7 +14,7 @@ std::pair<at::Tensor, at::Tensor> last_queries_positions(int64_t q_len, int64_t 
 
 void RelativeBiasEncoding::add_score_terms(const AttentionInputs& in, ScoreTerms& out) const {
   const auto b = bias(in.layer, in.head_begin, in.heads(), in.q_pos, in.k_pos);
-  ScoreTerms::add(out.position, b.to(in.scores.device(), torch::kFloat32).unsqueeze(0));
+  ScoreTerms::add(out.position, b.to(in.q_pos.device(), torch::kFloat32).unsqueeze(0));
 }
 
 at::Tensor RelativeBiasEncoding::static_position_scores(int layer, int64_t T) const {

@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/base/narrow.h"
 #include "core/base/shape_text.h"
+#include "core/runtime/device_memory.h"
 
 namespace poslens {
 
@@ -28,10 +29,13 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 /// Upper bound on rows per block of whole rows: smaller blocks skip more of the causal
-/// triangle; larger ones make fewer, larger matrix products (bench/bench_forward.cpp).
+/// triangle; larger ones make fewer, larger matrix products (bench/bench_forward.cpp). A GPU
+/// wants far larger blocks: each op costs a launch, whatever its size.
 constexpr int64_t kMaxBlockRows = 256;
-/// Rows per block of the streamed path.
+constexpr int64_t kMaxCudaBlockRows = 4096;
+/// Rows per block of the streamed path (CPU, CUDA).
 constexpr int64_t kStreamRows = 128;
+constexpr int64_t kCudaStreamRows = 2048;
 
 at::Tensor positions(int64_t begin, int64_t end, c10::Device device) {
   return torch::arange(begin, end, torch::dtype(torch::kLong).device(device));
@@ -59,6 +63,12 @@ at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int6
   auto a = config.causal ? j <= i : torch::ones({q1 - q0, k1 - k0}, torch::dtype(torch::kBool).device(device));
   if (config.sliding_window > 0) a = a & ((i - j) < config.sliding_window);
   return a;
+}
+
+int64_t attention_block_bytes(c10::Device device) {
+  const auto memory = device_memory(device);
+  if (!memory) return kAttentionBlockBytes;
+  return std::clamp<int64_t>(memory->free_bytes / kCudaBlockShare, kAttentionBlockBytes, int64_t{2} << 30);
 }
 
 AttentionBlocking AttentionBlocking::from_environment() {
@@ -129,6 +139,20 @@ LayerAttention::LayerAttention(const ModelConfig& config, const PositionEncoding
                 "not kept");
   if (encoding.scores_read_values() && !v_.defined())
     throw Error("attention: this position encoding's scores read the values, which were not kept");
+  // The lse reads no values (Shaw's value term changes z only): any layer but CoPE's.
+  fused_lse_ = fused_attention_enabled() && fused_lse_built() && !encoding.needs_whole_rows();
+  fused_ = fused_attention_enabled() && !encoding.needs_whole_rows() && v_.defined() && !value_term_;
+  block_bytes_ = attention_block_bytes(q_.device());
+  max_block_rows_ = q_.is_cuda() ? kMaxCudaBlockRows : kMaxBlockRows;
+}
+
+bool LayerAttention::fused(const AttentionBlocking& blocking) const {
+  return fused_ && !records_gradients() && blocking.query_rows == 0 && blocking.key_chunk == 0;
+}
+
+bool LayerAttention::records_gradients() const {
+  return at::GradMode::is_enabled() && (q_.requires_grad() || k_.requires_grad() || v_.requires_grad() ||
+                                        (h_.defined() && h_.requires_grad()));
 }
 
 std::pair<int64_t, int64_t> LayerAttention::key_range(int64_t q_begin, int64_t q_end) const {
@@ -139,9 +163,31 @@ std::pair<int64_t, int64_t> LayerAttention::key_range(int64_t q_begin, int64_t q
 int64_t LayerAttention::block_rows(const AttentionBlocking& blocking) const {
   if (blocking.query_rows > 0) return blocking.query_rows;
   const int64_t W = config_.sliding_window;
-  const int64_t widest = W > 0 ? std::min(K_, W + kMaxBlockRows) : K_;
+  const int64_t widest = W > 0 ? std::min(K_, W + max_block_rows_) : K_;
   const int64_t per_row = B_ * n_heads_ * widest * 4;
-  return std::clamp<int64_t>(kAttentionBlockBytes / std::max<int64_t>(per_row, 1), 1, kMaxBlockRows);
+  return std::clamp<int64_t>(block_bytes_ / std::max<int64_t>(per_row, 1), 1, max_block_rows_);
+}
+
+AttentionInputs LayerAttention::block_inputs(int64_t q0, int64_t q1, int64_t k0, int64_t k1,
+                                             bool with_tensors) const {
+  AttentionInputs in;
+  const auto device = q_.device();
+  in.layer = layer_;
+  in.head_begin = head_begin_;
+  in.q_pos = positions(q0 + offset_, q1 + offset_, device);
+  in.k_pos = positions(k0 + offset_, k1 + offset_, device);
+  in.q_begin = q0;
+  in.k_begin = k0;
+  in.length = T_;
+  in.scale = scale_;
+  in.causal = config_.causal;
+  in.cache = &cache_;
+  if (!with_tensors) return in;
+  in.h = h_;
+  in.q = narrow_unless_whole(q_, 2, q0, q1 - q0);
+  in.k = to_query_heads(narrow_unless_whole(k_, 2, k0, k1 - k0), group_);
+  if (v_.defined()) in.v = to_query_heads(narrow_unless_whole(v_, 2, k0, k1 - k0), group_);
+  return in;
 }
 
 LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int64_t k0, int64_t k1,
@@ -160,24 +206,12 @@ LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int6
   auto scores = torch::matmul(lhs, kb.transpose(-1, -2)).view({B_, n_heads_, R, K});
   if (!f32) scores = scores.to(torch::kFloat32) * scale_;
 
-  s.in.layer = layer_;
-  s.in.head_begin = head_begin_;
-  s.in.q_pos = positions(q0 + offset_, q1 + offset_, device);
-  s.in.k_pos = positions(k0 + offset_, k1 + offset_, device);
-  s.in.q_begin = q0;
-  s.in.k_begin = k0;
-  s.in.length = T_;
-  s.in.scale = scale_;
-  s.in.causal = config_.causal;
-  s.in.cache = &cache_;
   const auto visible = [&](int64_t c0, int64_t c1) { return allowed_block(config_, q0, q1, c0, c1, device); };
   if (need_allowed || terms_ || at::GradMode::is_enabled()) s.allowed = visible(k0, k1);
+
   auto logits = scores;
+  s.in = block_inputs(q0, q1, k0, k1, terms_);
   if (terms_) {
-    s.in.h = h_;
-    s.in.q = qb;
-    s.in.k = to_query_heads(kb, group_);
-    if (v_.defined()) s.in.v = to_query_heads(narrow_unless_whole(v_, 2, k0, K), group_);
     s.in.scores = scores;
     s.in.allowed = s.allowed;
     encoding_.add_score_terms(s.in, s.terms);
@@ -216,26 +250,123 @@ at::Tensor LayerAttention::weighted_values(const at::Tensor& weights, const Scor
   return z;
 }
 
-AttentionBlock LayerAttention::rows(int64_t q_begin, int64_t q_end, const BlockRequest& what) const {
-  if (q_begin < 0 || q_end > T_ || q_begin >= q_end)
-    throw Error("attention: rows [" + std::to_string(q_begin) + ", " + std::to_string(q_end) +
-                ") are not inside [0, " + std::to_string(T_) + ")");
-  const auto [k0, k1] = key_range(q_begin, q_end);
-  const auto s = block_scores(q_begin, q_end, k0, k1, what.any_map());
+AttentionBlock LayerAttention::make_block(const Scores& s, const BlockRequest& what,
+                                          const at::Tensor& lse) const {
   AttentionBlock out;
-  out.q_begin = q_begin, out.q_end = q_end, out.k_begin = k0, out.k_end = k1;
+  out.q_begin = s.q0, out.q_end = s.q1, out.k_begin = s.k0, out.k_end = s.k1;
   out.allowed = s.allowed;
   if (what.scores) out.scores = s.logits;
-  const auto pattern = torch::softmax(s.logits, -1);
-  if (what.pattern) out.pattern = pattern;
+  if (what.pattern || what.z) {
+    // exp(−inf − lse) = 0 hides masked keys as the softmax does.
+    const auto pattern = lse.defined() ? (s.logits - lse.unsqueeze(-1)).exp_() : torch::softmax(s.logits, -1);
+    if (what.pattern) out.pattern = pattern;
+    if (what.z) out.z = weighted_values(pattern, s);
+  }
   if (what.position && s.terms.position.defined())
     out.position = s.terms.position.expand(s.logits.sizes()).masked_fill(s.allowed.logical_not(), 0.0);
   if (what.cope && s.terms.cope_gates.defined()) {
     out.cope_gates = s.terms.cope_gates;
     out.cope_positions = s.terms.cope_positions;
   }
-  if (what.z) out.z = weighted_values(pattern, s);
   return out;
+}
+
+void LayerAttention::check_rows(int64_t q_begin, int64_t q_end) const {
+  if (q_begin < 0 || q_end > T_ || q_begin >= q_end)
+    throw Error("attention: rows [" + std::to_string(q_begin) + ", " + std::to_string(q_end) +
+                ") are not inside [0, " + std::to_string(T_) + ")");
+}
+
+AttentionBlock LayerAttention::rows(int64_t q_begin, int64_t q_end, const BlockRequest& what) const {
+  check_rows(q_begin, q_end);
+  const auto [k0, k1] = key_range(q_begin, q_end);
+  return make_block(block_scores(q_begin, q_end, k0, k1, what.any_map()), what, {});
+}
+
+at::Tensor LayerAttention::row_lse(int64_t q_begin, int64_t q_end) const {
+  check_rows(q_begin, q_end);
+  if (fused_lse_ && !records_gradients()) return fused_rows(q_begin, q_end, true).lse;
+  const auto [k0, k1] = key_range(q_begin, q_end);
+  const int64_t R = q_end - q_begin;
+  const int64_t chunk = encoding_.needs_whole_rows()
+                            ? k1 - k0
+                            : std::max<int64_t>(64, block_bytes_ / std::max<int64_t>(B_ * n_heads_ * R * 4, 1));
+  // The online recurrence of z_streamed() without the values: m running max, l Σ exp(s − m).
+  auto m = torch::full({B_, n_heads_, R}, kNegInf, torch::dtype(torch::kFloat32).device(q_.device()));
+  auto l = torch::zeros_like(m);
+  for (int64_t c0 = k0; c0 < k1; c0 += chunk) {
+    const auto logits = block_scores(q_begin, q_end, c0, std::min(k1, c0 + chunk), false).logits;
+    const auto m_new = torch::maximum(m, std::get<0>(logits.max(-1)));
+    const auto m_safe = m_new.masked_fill(m_new.isneginf(), 0.0);
+    l = l * (m - m_safe).exp() + (logits - m_safe.unsqueeze(-1)).exp().sum(-1);
+    m = m_new;
+  }
+  return m + l.log();
+}
+
+AttentionBlock LayerAttention::region(int64_t q_begin, int64_t q_end, int64_t k_begin, int64_t k_end,
+                                      const BlockRequest& what, const at::Tensor& lse) const {
+  check_rows(q_begin, q_end);
+  const auto [first, last] = key_range(q_begin, q_end);
+  const int64_t k0 = std::max(k_begin, first), k1 = std::min(k_end, last);
+  if (k0 >= k1)
+    throw Error("attention: rows [" + std::to_string(q_begin) + ", " + std::to_string(q_end) +
+                ") see no key of [" + std::to_string(k_begin) + ", " + std::to_string(k_end) + ")");
+  if (what.pattern && (!lse.defined() || lse.dim() != 3 || lse.size(0) != B_ ||
+                       lse.size(1) != n_heads_ || lse.size(2) != q_end - q_begin))
+    throw Error("attention: the region's lse must be [" + std::to_string(B_) + ", " +
+                std::to_string(n_heads_) + ", " + std::to_string(q_end - q_begin) + "], got " +
+                shape_str(lse));
+  BlockRequest maps = what;
+  maps.z = false;
+  if (encoding_.needs_whole_rows()) {  // CoPE: p_ij sums the gates of every later key
+    auto whole = make_block(block_scores(q_begin, q_end, first, last, true), maps, lse);
+    const auto cut = [&](at::Tensor& t) {
+      if (t.defined()) t = t.narrow(-1, k0 - first, k1 - k0);
+    };
+    for (auto* t : {&whole.allowed, &whole.scores, &whole.pattern, &whole.position,
+                    &whole.cope_gates, &whole.cope_positions})
+      cut(*t);
+    whole.k_begin = k0, whole.k_end = k1;
+    return whole;
+  }
+  return make_block(block_scores(q_begin, q_end, k0, k1, true), maps, lse);
+}
+
+FusedAttention LayerAttention::fused_rows(int64_t q0, int64_t q1, bool with_lse) const {
+  const auto [k0, k1] = key_range(q0, q1);
+  const auto qb = narrow_unless_whole(q_, 2, q0, q1 - q0);
+  const auto kb = narrow_unless_whole(k_, 2, k0, k1 - k0);
+  // Without kept values (the GUI keeps q and k) only the lse is asked for: k stands in for v.
+  const auto vb = v_.defined() ? narrow_unless_whole(v_, 2, k0, k1 - k0) : kb;
+  const auto device = q_.device();
+  const int64_t W = config_.sliding_window;
+  if (terms_) {  // the encoding's terms and the mask as one float bias
+    const auto allowed = allowed_block(config_, q0, q1, k0, k1, device);
+    auto in = block_inputs(q0, q1, k0, k1, true);
+    in.allowed = allowed;
+    ScoreTerms terms;
+    encoding_.add_score_terms(in, terms);
+    at::Tensor bias = terms.position;
+    ScoreTerms::add(bias, terms.content);
+    if (!bias.defined()) bias = torch::zeros({1, 1, q1 - q0, k1 - k0}, torch::dtype(torch::kFloat32).device(device));
+    bias = bias.masked_fill(allowed.logical_not(), kNegInf);
+    return fused_attention(qb, kb, vb, bias, false, scale_, with_lse);
+  }
+  const bool whole_causal = config_.causal && W == 0 && q0 == 0 && k0 == 0 && k1 == q1;
+  const bool masked = !whole_causal && (config_.causal || W > 0);
+  return fused_attention(qb, kb, vb, masked ? allowed_block(config_, q0, q1, k0, k1, device) : at::Tensor(),
+                         whole_causal, scale_, with_lse);
+}
+
+at::Tensor LayerAttention::fused_output(const AttentionBlocking& blocking) const {
+  // One call where the kernel's own mask suffices (causal or none); blocks of rows where a
+  // float mask [rows, keys] must be built (terms, sliding window).
+  const int64_t R = !terms_ && config_.sliding_window == 0 ? T_ : block_rows(blocking);
+  std::vector<at::Tensor> parts;  // [B, rows, H, dh] each
+  for (int64_t q0 = 0; q0 < T_; q0 += R)
+    parts.push_back(fused_rows(q0, std::min(T_, q0 + R), false).z.transpose(1, 2));
+  return parts.size() == 1 ? parts.front().contiguous() : torch::cat(parts, 1);
 }
 
 at::Tensor LayerAttention::z_streamed(int64_t q_begin, int64_t q_end, int64_t key_chunk) const {
@@ -278,12 +409,15 @@ at::Tensor LayerAttention::output(const BlockRequest& maps, const AttentionBlock
       if (on_block && maps.any_map()) on_block(block);
       parts.push_back(block.z.transpose(1, 2));
     }
+  } else if (fused(blocking)) {
+    return fused_output(blocking);
   } else {
-    const int64_t R = blocking.query_rows > 0 ? blocking.query_rows : std::min(T_, kStreamRows);
+    const int64_t R = blocking.query_rows > 0 ? blocking.query_rows
+                                                : std::min(T_, q_.is_cuda() ? kCudaStreamRows : kStreamRows);
     const int64_t chunk =
         blocking.key_chunk > 0
             ? blocking.key_chunk
-            : std::max<int64_t>(64, kAttentionBlockBytes / std::max<int64_t>(B_ * n_heads_ * R * 4, 1));
+            : std::max<int64_t>(64, block_bytes_ / std::max<int64_t>(B_ * n_heads_ * R * 4, 1));
     for (int64_t q0 = 0; q0 < T_; q0 += R)
       parts.push_back(z_streamed(q0, std::min(T_, q0 + R), chunk).transpose(1, 2));
   }

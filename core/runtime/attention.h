@@ -4,11 +4,20 @@
 //   - with map hooks wanted (patterns, logits, position terms, CoPE) a block is whole rows
 //     [q_begin, q_end) × every key those rows may see, handed to the sinks as it is made;
 //     memory O(head · rows · T), rows chosen from a byte budget;
-//   - without them, keys are streamed in chunks with the online softmax (flash-attention's
+//   - without them, where the scores are scale·q·k plus at most an additive term and the mask
+//     (every encoding but CoPE and Shaw's value table) and LibTorch is 2.x, LibTorch's fused
+//     kernel (scaled_dot_product_attention, fused_attention.h) computes the output: one call
+//     for a plain causal or unmasked layer, else blocks of rows with the term as a float mask;
+//   - otherwise keys are streamed in chunks with the online softmax (flash-attention's
 //     recurrence: running row max m, normaliser l and output accumulator, rescaled by
 //     exp(m_old − m_new) per chunk; Dao et al. 2022, Alg. 1), so memory is O(head · rows ·
 //     chunk) whatever T. CoPE needs whole rows (p_ij sums every later key's gate) and keeps
 //     the first form.
+// A region of a map — some rows against some of their keys — is recomputed from the rows'
+// log-sum-exp (row_lse): pattern_ij = exp(score_ij − lse_i), exact, without a softmax over
+// whole rows (region()).
+// Block sizes come from a byte budget: kAttentionBlockBytes on the CPU, a share of the free
+// device memory on CUDA (attention_block_bytes).
 // Every score term stays explicit (SPEC.md §1): content scale·q·k, the encoding's position and
 // content terms for the block's (i, j), the mask, a float32 softmax, Shaw's value term.
 // The same code recomputes one head's map, or a region of it, from LayerAttentionInputs kept
@@ -21,6 +30,7 @@
 
 #include "core/models/model_config.h"
 #include "core/position/position_encoding.h"
+#include "core/runtime/fused_attention.h"
 
 namespace poslens {
 
@@ -84,9 +94,16 @@ struct AttentionBlocking {
 at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int64_t k0, int64_t k1,
                          c10::Device device);
 
-/// Bytes one float32 [batch, head, rows, keys] block tensor may take; a block keeps a few alive
-/// (scores, pattern, the encoding's terms).
+/// Bytes one float32 [batch, head, rows, keys] block tensor may take on the CPU; a block keeps
+/// a few alive (scores, pattern, the encoding's terms).
 inline constexpr int64_t kAttentionBlockBytes = int64_t{32} << 20;
+/// Share of the free device memory one block tensor may take on CUDA (a block keeps about
+/// four alive, the sinks' copies aside), between kAttentionBlockBytes and 2 GiB.
+inline constexpr int64_t kCudaBlockShare = 16;
+
+/// The byte budget of one block tensor on `device`: kAttentionBlockBytes on the CPU (and on
+/// CUDA where the build cannot ask), free / kCudaBlockShare on CUDA, clamped as above.
+int64_t attention_block_bytes(c10::Device device);
 /// Bytes of one of the MLP's hidden activations ([batch, rows, d_mlp]) the forward pass
 /// allows: longer inputs run the MLP over chunks of positions.
 inline constexpr int64_t kMlpChunkBytes = int64_t{32} << 20;
@@ -113,6 +130,25 @@ class LayerAttention {
   /// empty or out-of-range row range.
   AttentionBlock rows(int64_t q_begin, int64_t q_end, const BlockRequest& what) const;
 
+  /// The log-sum-exp of rows [q_begin, q_end) over every key they may see, float32 [batch,
+  /// head, rows]: from the fused kernel where it may run (fused_attention.h), else from the
+  /// online pass over key chunks (whole rows for CoPE). Throws as rows() does.
+  at::Tensor row_lse(int64_t q_begin, int64_t q_end) const;
+
+  /// Rows [q_begin, q_end) against keys [k_begin, k_end) only (clipped to key_range()), with
+  /// the maps `what` asks for (not z); the pattern is exp(scores − lse) from `lse` =
+  /// row_lse(q_begin, q_end) (only read when the pattern is asked for). CoPE's terms need whole rows: they are computed over them and
+  /// cut. Equal to the same cells of rows(). Throws poslens::Error for ranges outside the
+  /// layer, keys the rows cannot see, or an lse of another shape.
+  AttentionBlock region(int64_t q_begin, int64_t q_end, int64_t k_begin, int64_t k_end,
+                        const BlockRequest& what, const at::Tensor& lse) const;
+
+  /// True when output() runs the fused kernel for a layer without maps under `blocking`
+  /// (LibTorch 2.x, POSLENS_ATTENTION not "blocked", no CoPE or value term, no gradients
+  /// recorded (training keeps the blocked path), and no
+  /// block sizes set by the caller or POSLENS_ATTENTION_BLOCKS).
+  bool fused(const AttentionBlocking& blocking) const;
+
   /// The attention output of rows [q_begin, q_end), [batch, head, rows, d_head] in the model's
   /// dtype, over key chunks of `key_chunk` with the online softmax (see the file comment); one
   /// chunk is plain rows(). Encodings that need whole rows (CoPE) always get one chunk.
@@ -120,7 +156,8 @@ class LayerAttention {
 
   /// The whole layer's output [batch, pos, head, d_head] in the model's dtype, block by block.
   /// With `maps` asking for any map, blocks are whole rows and each is passed to `on_block`
-  /// (in ascending order, covering every row once); otherwise keys are streamed.
+  /// (in ascending order, covering every row once); otherwise the fused kernel runs where
+  /// fused(blocking), else keys are streamed.
   at::Tensor output(const BlockRequest& maps, const AttentionBlocking& blocking,
                     const std::function<void(const AttentionBlock&)>& on_block = {}) const;
 
@@ -129,6 +166,20 @@ class LayerAttention {
 
  private:
   struct Scores;
+  /// Throws poslens::Error unless rows [q_begin, q_end) are a non-empty range inside [0, T).
+  void check_rows(int64_t q_begin, int64_t q_end) const;
+  /// True when autograd records this layer (grad mode on and q, k, v or h require grad).
+  bool records_gradients() const;
+  /// The positions, heads and cache of rows [q0, q1) × keys [k0, k1) the encoding sees, and
+  /// `with_tensors` its q, k, v (query heads) and h.
+  AttentionInputs block_inputs(int64_t q0, int64_t q1, int64_t k0, int64_t k1, bool with_tensors) const;
+  /// Rows [q0, q1) by the fused kernel (whole rows: keys from key_range()).
+  FusedAttention fused_rows(int64_t q0, int64_t q1, bool with_lse) const;
+  /// The fused output of the whole layer [batch, pos, head, d_head].
+  at::Tensor fused_output(const AttentionBlocking& blocking) const;
+  /// The block's maps from its scores; pattern = exp(logits − lse) where `lse` is defined,
+  /// else the softmax of the (whole-row) logits.
+  AttentionBlock make_block(const Scores& s, const BlockRequest& what, const at::Tensor& lse) const;
   /// Scores and terms of rows [q0, q1) against keys [k0, k1), masked; `whole_rows` when the
   /// keys are every visible key (so CoPE may run).
   Scores block_scores(int64_t q0, int64_t q1, int64_t k0, int64_t k1, bool need_allowed) const;
@@ -144,6 +195,10 @@ class LayerAttention {
   at::Tensor q_, k_, v_, h_;  // q_ [B, heads, T, dh]; k_, v_ [B, n_kv, T, dh]; contiguous
   double scale_;
   bool terms_, value_term_;
+  bool fused_;               // the fused kernel may compute this layer (fused() without blocking)
+  bool fused_lse_;           // ... and its rows' log-sum-exp (row_lse)
+  int64_t block_bytes_;      // attention_block_bytes(device)
+  int64_t max_block_rows_;   // rows per block at most (the CPU's kMaxBlockRows; more on CUDA)
   mutable LayerCache cache_;
 };
 

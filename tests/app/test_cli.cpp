@@ -148,8 +148,9 @@ TEST(Cli, BadInputGivesOneMessageAndNoFile) {
       {"run " + stories() + " --text hi --device tpu --out " + q(out), 1, "unknown device"},
       {"run " + stories() + " --text hi --out " + q(dir / "missing" / "x.h5"), 1, "missing"},
       {"run " + stories() + " --text hi", 2, "--out"},
-      {"run " + stories() + " --out " + q(out), 2, "--text or --tokens"},
-      {"run " + stories() + " --text hi --tokens 1 --out " + q(out), 2, "excludes"},
+      {"run " + stories() + " --out " + q(out), 2, "--text-file or --tokens-file is required"},
+      {"run " + stories() + " --text hi --tokens 1 --out " + q(out), 2, "--text excludes --tokens"},
+      {"run " + stories() + " --tokens-file - --text-file x.txt --out " + q(out), 2, "excludes"},
       {"frobnicate", 2, ""},
   };
   for (const auto& c : cases) {

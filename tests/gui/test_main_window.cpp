@@ -116,6 +116,24 @@ TEST(MainWindow, EmptyInputIsRefusedWithADialog) {
   EXPECT_TRUE(dialog->text().contains("empty"));
 }
 
+TEST(MainWindow, InputTextOpensFromAFileAndABadFileChangesNothing) {
+  MainWindow window;
+  const auto dir = test::scratch_dir() / "input_text";
+  std::filesystem::create_directories(dir);
+  const auto good = dir / "story.txt", bad = dir / "latin1.txt";
+  std::ofstream(good) << "Once upon a time\nthere was a garçon.\n";
+  std::ofstream(bad) << "gar\xe7on";  // Latin-1, not UTF-8
+  window.session()->openInputText(QString::fromStdString(good.string()));
+  EXPECT_EQ(window.session()->input().text, QString::fromUtf8("Once upon a time\nthere was a garçon.\n"));
+  EXPECT_EQ(error_dialog(window), nullptr);
+  window.session()->openInputText(QString::fromStdString(bad.string()));
+  auto* dialog = error_dialog(window);
+  ASSERT_NE(dialog, nullptr);
+  EXPECT_TRUE(dialog->text().contains("not UTF-8")) << dialog->text().toStdString();
+  EXPECT_TRUE(dialog->text().contains("latin1.txt"));
+  EXPECT_EQ(window.session()->input().text, QString::fromUtf8("Once upon a time\nthere was a garçon.\n"));
+}
+
 /// A PosLens CoPE+RoPE model (tools/poslens_test_models.py's cope_rope shape) with fresh
 /// weights, written here: the view needs a model with CoPE, not a trained one.
 QString cope_model() {

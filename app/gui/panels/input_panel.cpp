@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -37,7 +38,10 @@ InputPanel::InputPanel(Session& session) : Panel(session) {
   text_ = new QPlainTextEdit(tr("Once upon a time, there was a little girl named Lily."));
   text_->setPlaceholderText(tr("Text to run the model on"));
   text_->setMaximumHeight(110);
-  token_ids_ = new QCheckBox(tr("Input is comma-separated token ids"));
+  token_ids_ = new QCheckBox(tr("Input is token ids"));
+  token_ids_->setToolTip(tr("Ids separated by commas, spaces or lines"));
+  open_text_ = new QPushButton(tr("Open text file…"));
+  open_text_->setToolTip(tr("Read the input from a UTF-8 file (long inputs: thousands of tokens)"));
   decoder_text_ = new QLineEdit;
   decoder_text_->setPlaceholderText(tr("Decoder text (after the start token; empty: start token alone)"));
   decoder_text_->setToolTip(tr("Encoder–decoder models (T5): the text above is the encoder's input, "
@@ -65,8 +69,12 @@ InputPanel::InputPanel(Session& session) : Panel(session) {
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(run_);
   buttons->addWidget(cancel_);
+  auto* text_row = new QHBoxLayout;
+  text_row->addWidget(token_ids_);
+  text_row->addStretch();
+  text_row->addWidget(open_text_);
   layout->addWidget(text_);
-  layout->addWidget(token_ids_);
+  layout->addLayout(text_row);
   layout->addWidget(decoder_text_);
   layout->addLayout(form);
   layout->addLayout(buttons);
@@ -84,6 +92,11 @@ InputPanel::InputPanel(Session& session) : Panel(session) {
   connect(device_, &QComboBox::currentIndexChanged, this, pushLoadOptions);
   connect(dtype_, &QComboBox::currentIndexChanged, this, pushLoadOptions);
   connect(run_, &QPushButton::clicked, &session, &Session::run);
+  connect(open_text_, &QPushButton::clicked, this, [this] {
+    const auto path = QFileDialog::getOpenFileName(widget_, tr("Open input text"), {},
+                                                   tr("Text (*.txt *.md *.csv);;All files (*)"));
+    if (!path.isEmpty()) this->session().openInputText(path);
+  });
   connect(cancel_, &QPushButton::clicked, &session, &Session::cancel);
   pushInput();
   pushLoadOptions();

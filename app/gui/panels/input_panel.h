@@ -30,6 +30,7 @@ class InputPanel : public Panel {
   QWidget* widget_ = nullptr;
   QPlainTextEdit* text_ = nullptr;
   QCheckBox* token_ids_ = nullptr;
+  QPushButton* open_text_ = nullptr;  ///< reads the input from a file (Session::openInputText)
   QLineEdit* decoder_text_ = nullptr;  ///< shown for encoder–decoder models only
   QComboBox* export_choice_ = nullptr;
   QLineEdit* export_custom_ = nullptr;

@@ -1,7 +1,10 @@
 // Parity of the BLOOM, MPT, BERT, RoBERTa and nanoGPT checkpoints in tests/data/models/ against
 // the expected values their own reference code produced (HF transformers' modeling_bloom,
 // modeling_mpt, modeling_bert, modeling_roberta; nanoGPT's model.py; README there has the
-// command): logits to 1e-4 and every layer's attention pattern to 1e-5, float32.
+// command): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
+// patterns captured (blocked attention) and without any map (LibTorch 2.x: the fused kernel).
+// On CUDA (suite Gpu, `ctest -L gpu`) the same in float32, and bfloat16 logits within bf16's
+// precision.
 #include <torch/torch.h>
 
 #include <gmock/gmock.h>
@@ -33,22 +36,28 @@ struct Reference {
   at::Tensor ids(const std::string& name = "input_ids") const { return file.load(name).to(torch::kLong); }
 };
 
-/// Loads `path`, runs the reference's input_ids (and token_type_ids when `token_types`), and
-/// compares logits and every layer's pattern.
-void expect_parity(const std::string& name, const fs::path& path, bool token_types = false) {
+/// Loads `path` on `device`, runs the reference's input_ids (and token_type_ids when
+/// `token_types`), and compares logits and every layer's pattern; then logits without maps.
+void expect_parity(const std::string& name, const fs::path& path, bool token_types = false,
+                   const std::string& device = "cpu") {
   const Reference ref(name);
-  const auto loaded = load_checkpoint(path.string(), {"cpu", "float32", ""});
+  const auto loaded = load_checkpoint(path.string(), {device, "float32", ""});
   const auto& model = *loaded.model;
   Captures captures;
   CaptureSink sink(CaptureSpec({"blocks.*.attn.hook_pattern"}), captures);
   ForwardOptions options;
   if (token_types) options.token_type_ids = ref.ids("token_type_ids");
   c10::InferenceMode guard;
-  const auto logits = model.forward(ref.ids(), sink, {}, options);
+  const auto logits = model.forward(ref.ids(), sink, {}, options).cpu();
   EXPECT_TRUE(torch::allclose(logits, ref["logits"], 0, 1e-4))
       << name << ": logits differ by " << (logits - ref["logits"]).abs().max().item<float>();
+  Captures none;
+  CaptureSink nothing(CaptureSpec(), none);
+  const auto fused = model.forward(ref.ids(), nothing, {}, options).cpu();
+  EXPECT_TRUE(torch::allclose(fused, ref["logits"], 0, 1e-4))
+      << name << ": logits without maps differ by " << (fused - ref["logits"]).abs().max().item<float>();
   for (int l = 0; l < model.config().n_layers; ++l) {
-    const auto pattern = captures.find({HookKind::Pattern, l});
+    const auto pattern = captures.find({HookKind::Pattern, l}).cpu();
     const auto expected = ref["attentions." + std::to_string(l)];
     ASSERT_TRUE(pattern.defined());
     EXPECT_TRUE(torch::allclose(pattern, expected, 0, 1e-5))
@@ -123,9 +132,14 @@ void expect_t5_parity(const std::string& name) {
   ForwardOptions options;
   options.decoder_tokens = ref.ids("decoder_input_ids");
   c10::InferenceMode guard;
-  const auto logits = model.forward(ref.ids(), sink, {}, options);
+  const auto logits = model.forward(ref.ids(), sink, {}, options).cpu();
   EXPECT_TRUE(torch::allclose(logits, ref["logits"], 0, 1e-4))
       << name << ": logits differ by " << (logits - ref["logits"]).abs().max().item<float>();
+  Captures none;
+  CaptureSink nothing(CaptureSpec(), none);
+  const auto fused = model.forward(ref.ids(), nothing, {}, options).cpu();
+  EXPECT_TRUE(torch::allclose(fused, ref["logits"], 0, 1e-4))
+      << name << ": logits without maps differ by " << (fused - ref["logits"]).abs().max().item<float>();
   const std::vector<std::pair<HookStack, std::string>> stacks{
       {HookStack::Encoder, "encoder_attentions."}, {HookStack::Decoder, "decoder_attentions."},
       {HookStack::Cross, "cross_attentions."}};
@@ -196,6 +210,32 @@ TEST(ArchReference, TokenTypesAreCheckedAndOnlyForModelsThatHaveThem) {
   options.token_type_ids = torch::zeros({1, 3}, torch::kLong);
   EXPECT_THAT(test::error_of([&] { bloom.model->forward(torch::zeros({1, 3}, torch::kLong), none, {}, options); }),
               HasSubstr("has no token-type embeddings"));
+}
+
+/// bfloat16 on CUDA: logits within 3 % (relative norm) of the float32 reference, as bf16's
+/// 8-bit mantissa allows through a few layers.
+void expect_bf16_close(const std::string& name, const fs::path& path, bool token_types = false) {
+  const Reference ref(name);
+  const auto loaded = load_checkpoint(path.string(), {"cuda", "bfloat16", ""});
+  Captures none;
+  CaptureSink nothing(CaptureSpec(), none);
+  ForwardOptions options;
+  if (token_types) options.token_type_ids = ref.ids("token_type_ids");
+  c10::InferenceMode guard;
+  const auto logits = loaded.model->forward(ref.ids(), nothing, {}, options).cpu().to(torch::kDouble);
+  const auto expected = ref["logits"].to(torch::kDouble);
+  EXPECT_LT(((logits - expected).norm() / expected.norm()).item<double>(), 0.03) << name << " in bfloat16";
+}
+
+TEST(Gpu, ArchitectureParityOnCuda) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device in this LibTorch build";
+  for (const char* name : {"bloom", "mpt", "roberta", "tl_nanogpt"}) {
+    expect_parity(name, case_dir(name), false, "cuda");
+    expect_bf16_close(name, case_dir(name));
+  }
+  expect_parity("bert", case_dir("bert"), true, "cuda");
+  expect_bf16_close("bert", case_dir("bert"), true);
+  expect_parity("nanogpt", case_dir("nanogpt") / "ckpt.pt", false, "cuda");
 }
 
 }  // namespace

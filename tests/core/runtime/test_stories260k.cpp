@@ -9,7 +9,9 @@
 #include "core/runtime/checkpoint.h"
 #include "core/base/error.h"
 #include "core/models/hf_writer.h"
+#include "core/runtime/attention.h"
 #include "core/runtime/run.h"
+#include "core/runtime/sinks.h"
 #include "fixtures.h"
 #include "reference_llama.h"
 
@@ -193,6 +195,37 @@ TEST(Gpu, Stories260KOnCudaMatchesCpu) {
   EXPECT_LT((a.logits - b.logits.cpu()).abs().max().item<double>(), 1e-4);
   const auto pattern = b.captures.find({HookKind::Pattern, 4});
   EXPECT_TRUE(pattern.device().is_cpu()) << "captures are published on the CPU";
+}
+
+TEST(Gpu, FusedAttentionAndRowLogSumExpOnCuda) {
+  // The fused kernel's output (z of every layer) and row log-sum-exp on CUDA against the
+  // blocked path on the same device; a region of a map from the lse against whole rows.
+  POSLENS_REQUIRE_STORIES();
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device in this LibTorch build";
+  const auto gpu = load_checkpoint(model_path(), {"cuda", "float32", ""});
+  const auto& cfg = gpu.model->config();
+  std::vector<LayerAttentionInputs> layers;
+  AttentionInputsSink inputs(layers, cfg.n_layers, /*keep_values=*/true);
+  c10::InferenceMode inference;
+  torch::manual_seed(5);
+  gpu.model->forward(torch::randint(1, 512, {1, 700}, torch::kLong), inputs);
+  ASSERT_EQ(layers.size(), static_cast<size_t>(cfg.n_layers));
+  const auto& pe = gpu.model->position_encoding();
+  for (const auto& in : layers) {
+    const LayerAttention attention(cfg, pe, in);
+    if (!fused_attention_enabled()) GTEST_SKIP() << "this LibTorch has no fused attention";
+    ASSERT_TRUE(attention.fused({}));
+    const auto fused = attention.output({}, {}), blocked = attention.output({}, {64, 96, 0});
+    EXPECT_LT((fused - blocked).abs().max().item<double>(), 1e-5) << "z of layer " << in.layer;
+    BlockRequest maps;
+    maps.scores = maps.pattern = true;
+    const auto whole = attention.rows(300, 420, maps);
+    const auto lse = attention.row_lse(300, 420);
+    EXPECT_LT((lse - whole.scores.logsumexp(-1)).abs().max().item<double>(), 1e-5) << "lse of layer " << in.layer;
+    const auto region = attention.region(300, 420, 100, 350, maps, lse);
+    EXPECT_LT((region.pattern - whole.pattern.narrow(-1, 100, 250)).abs().max().item<double>(), 1e-6)
+        << "region of layer " << in.layer;
+  }
 }
 
 }  // namespace
