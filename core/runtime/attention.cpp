@@ -55,6 +55,29 @@ at::Tensor to_query_heads(const at::Tensor& kv, int64_t group) {
   return kv.unsqueeze(2).expand({s[0], s[1], group, s[2], s[3]}).reshape({s[0], s[1] * group, s[2], s[3]});
 }
 
+/// A layer's output [B, T, H, dh] assembled from blocks of rows ([B, H, rows, dh] each): copied
+/// into one tensor made up front, so no block's result is left between the next block's
+/// temporaries on the heap; concatenated at the end where autograd records the layer.
+class RowsOutput {
+ public:
+  RowsOutput(const at::Tensor& q, int64_t T, bool differentiable) : differentiable_(differentiable) {
+    if (!differentiable_) out_ = torch::empty({q.size(0), T, q.size(1), q.size(3)}, q.options());
+  }
+  void add(int64_t q0, const at::Tensor& z) {
+    if (differentiable_) parts_.push_back(z.transpose(1, 2));
+    else out_.narrow(1, q0, z.size(2)).copy_(z.transpose(1, 2));
+  }
+  at::Tensor take() {
+    if (!differentiable_) return out_;
+    return parts_.size() == 1 ? parts_.front().contiguous() : torch::cat(parts_, 1);
+  }
+
+ private:
+  bool differentiable_;
+  at::Tensor out_;
+  std::vector<at::Tensor> parts_;
+};
+
 }  // namespace
 
 at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int64_t k0, int64_t k1,
@@ -363,10 +386,10 @@ at::Tensor LayerAttention::fused_output(const AttentionBlocking& blocking) const
   // One call where the kernel's own mask suffices (causal or none); blocks of rows where a
   // float mask [rows, keys] must be built (terms, sliding window).
   const int64_t R = !terms_ && config_.sliding_window == 0 ? T_ : block_rows(blocking);
-  std::vector<at::Tensor> parts;  // [B, rows, H, dh] each
-  for (int64_t q0 = 0; q0 < T_; q0 += R)
-    parts.push_back(fused_rows(q0, std::min(T_, q0 + R), false).z.transpose(1, 2));
-  return parts.size() == 1 ? parts.front().contiguous() : torch::cat(parts, 1);
+  if (R >= T_) return fused_rows(0, T_, false).z.transpose(1, 2).contiguous();
+  RowsOutput out(q_, T_, false);
+  for (int64_t q0 = 0; q0 < T_; q0 += R) out.add(q0, fused_rows(q0, std::min(T_, q0 + R), false).z);
+  return out.take();
 }
 
 at::Tensor LayerAttention::z_streamed(int64_t q_begin, int64_t q_end, int64_t key_chunk) const {
@@ -399,7 +422,7 @@ at::Tensor LayerAttention::z_streamed(int64_t q_begin, int64_t q_end, int64_t ke
 
 at::Tensor LayerAttention::output(const BlockRequest& maps, const AttentionBlocking& blocking,
                                   const std::function<void(const AttentionBlock&)>& on_block) const {
-  std::vector<at::Tensor> parts;  // [B, rows, H, dh] each
+  RowsOutput out(q_, T_, records_gradients());
   if (maps.any_map() || encoding_.needs_whole_rows()) {
     BlockRequest what = maps;
     what.z = true;
@@ -407,7 +430,7 @@ at::Tensor LayerAttention::output(const BlockRequest& maps, const AttentionBlock
     for (int64_t q0 = 0; q0 < T_; q0 += R) {
       auto block = rows(q0, std::min(T_, q0 + R), what);
       if (on_block && maps.any_map()) on_block(block);
-      parts.push_back(block.z.transpose(1, 2));
+      out.add(q0, block.z);
     }
   } else if (fused(blocking)) {
     return fused_output(blocking);
@@ -418,10 +441,9 @@ at::Tensor LayerAttention::output(const BlockRequest& maps, const AttentionBlock
         blocking.key_chunk > 0
             ? blocking.key_chunk
             : std::max<int64_t>(64, block_bytes_ / std::max<int64_t>(B_ * n_heads_ * R * 4, 1));
-    for (int64_t q0 = 0; q0 < T_; q0 += R)
-      parts.push_back(z_streamed(q0, std::min(T_, q0 + R), chunk).transpose(1, 2));
+    for (int64_t q0 = 0; q0 < T_; q0 += R) out.add(q0, z_streamed(q0, std::min(T_, q0 + R), chunk));
   }
-  return parts.size() == 1 ? parts.front().contiguous() : torch::cat(parts, 1);
+  return out.take();
 }
 
 namespace reference {
