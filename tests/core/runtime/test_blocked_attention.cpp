@@ -104,6 +104,30 @@ void expect_close(const at::Tensor& a, const at::Tensor& b, const std::string& w
   EXPECT_LT(diff, tolerance) << what;
 }
 
+/// A random model of `c`, run once: what its second layer's attention was computed from, and
+/// that layer's whole-map reference.
+class SecondLayer {
+ public:
+  explicit SecondLayer(const Case& c) : config_(config_of(c)), model_(random_model(config_)) {
+    c10::InferenceMode inference;
+    model_.forward(tokens(), inputs_);
+    whole_ = reference::whole_attention(config_, model_.position_encoding(), inputs_.layers[1]);
+  }
+  struct Parts {
+    const ModelConfig& config;
+    const PositionEncoding& pe;
+    const LayerAttentionInputs& in;
+    const reference::WholeAttention& whole;
+  };
+  Parts parts() const { return {config_, model_.position_encoding(), inputs_.layers[1], whole_}; }
+
+ private:
+  ModelConfig config_;
+  Transformer model_;
+  InputsSink inputs_;
+  reference::WholeAttention whole_;
+};
+
 class BlockedAttention : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BlockedAttention, EqualsWholeAttentionWithMapsWanted) {
@@ -151,14 +175,9 @@ TEST_P(BlockedAttention, StreamedKeysGiveTheSameLogits) {
 }
 
 TEST_P(BlockedAttention, SomeHeadsAndRegionsAreThoseOfTheWholeMap) {
-  const auto config = config_of(GetParam());
-  const auto model = random_model(config);
+  const SecondLayer layer(GetParam());
+  const auto& [config, pe, in, whole] = layer.parts();
   c10::InferenceMode inference;
-  InputsSink inputs;
-  model.forward(tokens(), inputs);
-  const auto& pe = model.position_encoding();
-  const auto& in = inputs.layers[1];
-  const auto whole = reference::whole_attention(config, pe, in);
   BlockRequest all;
   all.scores = all.pattern = all.position = all.cope = all.z = true;
   // One head; two heads of one kv group; two heads across groups (GQA: a split group).
@@ -207,14 +226,9 @@ TEST_P(BlockedAttention, FusedKernelEqualsTheBlockedPath) {
 }
 
 TEST_P(BlockedAttention, RegionsFromTheRowLogSumExpAreThoseOfTheWholeSoftmax) {
-  const auto config = config_of(GetParam());
-  const auto model = random_model(config);
+  const SecondLayer layer(GetParam());
+  const auto& [config, pe, in, whole] = layer.parts();
   c10::InferenceMode inference;
-  InputsSink inputs;
-  model.forward(tokens(), inputs);
-  const auto& pe = model.position_encoding();
-  const auto& in = inputs.layers[1];
-  const auto whole = reference::whole_attention(config, pe, in);
   const LayerAttention attention(config, pe, in, 1, 2);
   const auto lse = attention.row_lse(5, 11);
   const auto rows = [](const at::Tensor& t) { return t.narrow(1, 1, 2).narrow(2, 5, 6); };
