@@ -73,7 +73,7 @@ if [[ -z $build ]]; then
   say "build poslens-cli (log: $out/build.log)"
   timeout 300 scripts/build_cuda.sh "${args[@]}" >"$out/build.log" 2>&1 || {
     tail -20 "$out/build.log"; echo "gpu_bench: poslens-cli did not build" >&2; exit 1; }
-  (timeout 420 cmake --build "$build" --target poslens_core_tests >"$out/build_tests.log" 2>&1
+  (timeout 420 nice cmake --build "$build" --parallel 6 --target poslens_core_tests >"$out/build_tests.log" 2>&1
    echo "rc $?" >>"$out/build_tests.log") &
   tests_build=$!
 fi
