@@ -13,6 +13,7 @@
 #include "core/base/narrow.h"
 #include "core/base/shape_text.h"
 #include "core/runtime/device_memory.h"
+#include "core/runtime/kv_heads.h"
 
 namespace poslens {
 
@@ -46,13 +47,6 @@ void check_kv(const at::Tensor& t, const char* name, int64_t B, int64_t Hkv, int
     throw Error(std::string("attention: ") + name + " must be [" + std::to_string(B) + ", " +
                 std::to_string(Hkv) + ", " + std::to_string(T) + ", " + std::to_string(dh) +
                 "], got " + shape_str(t));
-}
-
-/// [B, Hkv, K, dh] repeated to the query heads [B, Hkv·group, K, dh] (head h reads kv h/group).
-at::Tensor to_query_heads(const at::Tensor& kv, int64_t group) {
-  if (group == 1) return kv;
-  const auto s = kv.sizes();
-  return kv.unsqueeze(2).expand({s[0], s[1], group, s[2], s[3]}).reshape({s[0], s[1] * group, s[2], s[3]});
 }
 
 /// A layer's output [B, T, H, dh] assembled from blocks of rows ([B, H, rows, dh] each): copied

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "core/base/error.h"
+#include "core/runtime/kv_heads.h"
 
 #define POSLENS_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
@@ -33,13 +34,8 @@ bool fused_attention_enabled() {
 #if POSLENS_TORCH_AT_LEAST(2, 0)
 namespace {
 
-/// [B, Hkv, K, dh] repeated to [B, Hkv·G, K, dh] (head h reads kv head h / G).
-at::Tensor repeat_kv(const at::Tensor& kv, int64_t heads) {
-  const int64_t group = heads / kv.size(1);
-  if (group == 1) return kv;
-  const auto s = kv.sizes();
-  return kv.unsqueeze(2).expand({s[0], s[1], group, s[2], s[3]}).reshape({s[0], s[1] * group, s[2], s[3]});
-}
+/// k or v repeated to the `heads` query heads.
+at::Tensor repeat_kv(const at::Tensor& kv, int64_t heads) { return to_query_heads(kv, heads / kv.size(1)); }
 
 /// The bias as the kernels take it: float in q's dtype (a bool mask becomes 0 / −inf).
 at::Tensor float_bias(const at::Tensor& bias, const at::Tensor& q) {
