@@ -89,6 +89,14 @@ SlurmdTimeout=30
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
+    # Slurm >= 24.05's slurmd starts its cgroup plugin whatever the task and
+    # proctrack plugins are, and fails where /sys/fs/cgroup is not mounted
+    # (a chroot, some containers). This cluster uses no cgroup: say so.
+    local version
+    version=$(slurmd -V | awk '{print $2}')
+    if [[ $(printf '%s\n' 24.05 "$version" | sort -V | head -1) == 24.05 ]]; then
+        echo "CgroupPlugin=disabled" > "$dir/cgroup.conf"
+    fi
 
     # --- daemons (both fork into the background) -------------------------
     local since
