@@ -72,6 +72,17 @@ class RowsOutput {
   std::vector<at::Tensor> parts_;
 };
 
+/// The encoding's terms and the mask as one float32 bias for the fused kernel, [B or 1, H or 1,
+/// rows, keys]: position + content terms, −inf where a key is hidden.
+at::Tensor terms_bias(const ScoreTerms& terms, const at::Tensor& allowed) {
+  at::Tensor bias = terms.position;
+  ScoreTerms::add(bias, terms.content);
+  if (!bias.defined())
+    bias = torch::zeros({1, 1, allowed.size(0), allowed.size(1)},
+                        torch::dtype(torch::kFloat32).device(allowed.device()));
+  return bias.masked_fill(allowed.logical_not(), kNegInf);
+}
+
 }  // namespace
 
 at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int64_t k0, int64_t k1,
@@ -364,11 +375,7 @@ FusedAttention LayerAttention::fused_rows(int64_t q0, int64_t q1, bool with_lse)
     in.allowed = allowed;
     ScoreTerms terms;
     encoding_.add_score_terms(in, terms);
-    at::Tensor bias = terms.position;
-    ScoreTerms::add(bias, terms.content);
-    if (!bias.defined()) bias = torch::zeros({1, 1, q1 - q0, k1 - k0}, torch::dtype(torch::kFloat32).device(device));
-    bias = bias.masked_fill(allowed.logical_not(), kNegInf);
-    return fused_attention(qb, kb, vb, bias, false, scale_, with_lse);
+    return fused_attention(qb, kb, vb, terms_bias(terms, allowed), false, scale_, with_lse);
   }
   const bool whole_causal = config_.causal && W == 0 && q0 == 0 && k0 == 0 && k1 == q1;
   const bool masked = !whole_causal && (config_.causal || W > 0);
@@ -417,7 +424,33 @@ at::Tensor LayerAttention::z_streamed(int64_t q_begin, int64_t q_end, int64_t ke
 at::Tensor LayerAttention::output(const BlockRequest& maps, const AttentionBlocking& blocking,
                                   const std::function<void(const AttentionBlock&)>& on_block) const {
   RowsOutput out(q_, T_, records_gradients());
-  if (maps.any_map() || encoding_.needs_whole_rows()) {
+  if (maps.any_map() && fused(blocking)) {
+    // Maps from the block's scores, z from the fused kernel (as without maps, so capturing a
+    // map leaves the forward unchanged). Float32: the kernel's row lse gives the pattern as
+    // exp(scores − lse), one pass instead of a softmax. Other dtypes keep the softmax of the
+    // block's own scores: their product is rounded to the dtype (as HF's eager path does),
+    // the kernel's is not, so its lse would not normalise them.
+    const bool kernel_lse = fused_lse_ && q_.scalar_type() == torch::kFloat32;
+    const int64_t R = block_rows(blocking);
+    for (int64_t q0 = 0; q0 < T_; q0 += R) {
+      const int64_t q1 = std::min(T_, q0 + R);
+      const auto [k0, k1] = key_range(q0, q1);
+      const auto s = block_scores(q0, q1, k0, k1, true);
+      const bool whole_causal = config_.causal && config_.sliding_window == 0 && q0 == 0 && k1 == q1;
+      const auto bias = terms_ ? terms_bias(s.terms, s.allowed)
+                               : (whole_causal || !(config_.causal || config_.sliding_window > 0))
+                                     ? at::Tensor()
+                                     : s.allowed;
+      const auto f = fused_attention(narrow_unless_whole(q_, 2, q0, q1 - q0),
+                                     narrow_unless_whole(k_, 2, k0, k1 - k0),
+                                     narrow_unless_whole(v_, 2, k0, k1 - k0), bias,
+                                     whole_causal && !terms_, scale_, kernel_lse);
+      auto block = make_block(s, maps, f.lse);
+      if (on_block) on_block(block);
+      block = {};
+      out.add(q0, f.z);
+    }
+  } else if (maps.any_map() || encoding_.needs_whole_rows()) {
     BlockRequest what = maps;
     what.z = true;
     const int64_t R = block_rows(blocking);

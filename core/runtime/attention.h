@@ -3,7 +3,9 @@
 // blocks"), so no layer ever holds [head, T, T]:
 //   - with map hooks wanted (patterns, logits, position terms, CoPE) a block is whole rows
 //     [q_begin, q_end) × every key those rows may see, handed to the sinks as it is made;
-//     memory O(head · rows · T), rows chosen from a byte budget;
+//     memory O(head · rows · T), rows chosen from a byte budget. Where the fused kernel may
+//     run (below), it gives the block's z and, for float32 models, the rows' log-sum-exp, so
+//     the pattern is exp(scores − lse) and no pattern·v product is made;
 //   - without them, where the scores are scale·q·k plus at most an additive term and the mask
 //     (every encoding but CoPE and Shaw's value table) and LibTorch is 2.x, LibTorch's fused
 //     kernel (scaled_dot_product_attention, fused_attention.h) computes the output: one call
@@ -156,8 +158,9 @@ class LayerAttention {
 
   /// The whole layer's output [batch, pos, head, d_head] in the model's dtype, block by block.
   /// With `maps` asking for any map, blocks are whole rows and each is passed to `on_block`
-  /// (in ascending order, covering every row once); otherwise the fused kernel runs where
-  /// fused(blocking), else keys are streamed.
+  /// (in ascending order, covering every row once; its z undefined where fused(blocking):
+  /// the fused kernel computes z then, and the float32 pattern is exp(scores − its lse));
+  /// otherwise the fused kernel runs where fused(blocking), else keys are streamed.
   at::Tensor output(const BlockRequest& maps, const AttentionBlocking& blocking,
                     const std::function<void(const AttentionBlock&)>& on_block = {}) const;
 

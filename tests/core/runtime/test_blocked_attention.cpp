@@ -6,7 +6,8 @@
 // or not (keys streamed with the online softmax). Recomputing some heads, or a region of one,
 // gives that part of the whole map. With LibTorch 2.x the fused kernel (fused_attention.h)
 // gives the blocked path's output to 1e-5 for every method it covers, and a region recomputed
-// from the row log-sum-exp is that of the whole softmax to 1e-6. (Every architecture's parity
+// from the row log-sum-exp is that of the whole softmax to 1e-6, as are maps made on the fused
+// path (z from the kernel, float32 patterns from its lse) at default block sizes. (Every architecture's parity
 // suite also runs with POSLENS_ATTENTION_BLOCKS=3,5, which forces the blocked path:
 // tests/CMakeLists.txt.)
 #include <torch/torch.h>
@@ -15,6 +16,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/base/error.h"
 #include "core/models/poslens_model.h"
@@ -223,6 +225,45 @@ TEST_P(BlockedAttention, FusedKernelEqualsTheBlockedPath) {
     expect_close(attention.output({}, {}), attention.output({}, {4, 5, 0}),
                  "z of layer " + std::to_string(in.layer));
   }
+}
+
+// Maps wanted at default block sizes: the fused kernel gives z (and, in float32, the lse the
+// pattern is exp(scores − lse) of) where it may run, else the blocked path. 600 positions make
+// three blocks of the CPU's 256 rows, so later blocks start mid-sequence.
+TEST_P(BlockedAttention, MapsAtDefaultSizesEqualWholeAttention) {
+  auto config = config_of(GetParam());
+  config.n_ctx = 600;  // learned positions for every token
+  const auto model = random_model(config);
+  c10::InferenceMode inference;
+  torch::manual_seed(5);
+  const auto ids = torch::randint(0, 30, {1, 600}, torch::kLong);
+  InputsSink inputs;
+  model.forward(ids, inputs);
+  const auto& pe = model.position_encoding();
+  const auto& in = inputs.layers[1];
+  const LayerAttention attention(config, pe, in);
+  ASSERT_LT(attention.block_rows({}), 600);
+  BlockRequest maps;
+  maps.scores = maps.pattern = maps.position = maps.cope = true;
+  std::vector<at::Tensor> scores, patterns;
+  int64_t next_row = 0;
+  const auto z = attention.output(maps, {}, [&](const AttentionBlock& b) {
+    EXPECT_EQ(b.q_begin, next_row);
+    next_row = b.q_end;
+    // Blocks hold only the keys their rows see: widen to every key for the comparison.
+    const auto widen = [&](const at::Tensor& t, double fill) {
+      auto all = torch::full({t.size(0), t.size(1), t.size(2), 600}, fill, t.options());
+      all.narrow(3, b.k_begin, b.k_end - b.k_begin).copy_(t);
+      return all;
+    };
+    scores.push_back(widen(b.scores, -std::numeric_limits<double>::infinity()));
+    patterns.push_back(widen(b.pattern, 0.0));
+  });
+  EXPECT_EQ(next_row, 600);
+  const auto whole = reference::whole_attention(config, pe, in);
+  expect_close(torch::cat(scores, 2), whole.scores, "scores");
+  expect_close(torch::cat(patterns, 2), whole.pattern, "pattern");
+  expect_close(z, whole.z, "z");
 }
 
 TEST_P(BlockedAttention, RegionsFromTheRowLogSumExpAreThoseOfTheWholeSoftmax) {
