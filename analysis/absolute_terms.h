@@ -1,5 +1,5 @@
 #pragma once
-// Absolute-PE logit decomposition of layer 0 (seed 004; Ke et al. 2020, "Rethinking positional
+// Absolute-PE logit decomposition of layer 0 (Kernes 2021; Ke et al. 2020, "Rethinking positional
 // encoding in language pre-training" §3): with x = e + p (token plus position embedding), the
 // layer-0 logits split into token–token, token–position, position–token and position–position
 // terms. The attention norm is linear in x once its scale (σ or RMS) is fixed from x itself, so

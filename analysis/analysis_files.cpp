@@ -178,7 +178,7 @@ void write_heinsen_states_hdf5(const std::string& path, const HeinsenStates& s, 
       {g + "/logits", s.logits, {}, {"pos", "feature"}, {}},
   };
   const std::vector<Hdf5Attribute> attrs = {
-      {"recurrence", std::string("s_i = log(p_i exp(s_{i-1}) + exp(h_i)), s_0 = 0 (Heinsen 2023, seed 002 eqs. 1-3)")}};
+      {"recurrence", std::string("s_i = log(p_i exp(s_{i-1}) + exp(h_i)), s_0 = 0 (Heinsen 2024, eqs. 1-3)")}};
   write_analysis_hdf5(path, d, {{g, attrs}}, ids_tensor(input), input.labels, meta);
 }
 

@@ -28,7 +28,7 @@ struct FrequencyCurves {
   int64_t n_components() const { return static_cast<int64_t>(theta.size()); }
 };
 
-/// VAF per component over a series of checkpoints (seed 003 Fig. 2a).
+/// VAF per component over a series of checkpoints (Chen et al. 2024 Fig. 2a).
 struct VafSeries {
   std::string title;
   int layer = 0;

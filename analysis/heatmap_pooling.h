@@ -1,6 +1,6 @@
 #pragma once
-// Reduce a captured map to a drawable size (ARCHITECTURE.md: heatmaps larger than the screen
-// are pooled to the pixel grid before drawing).
+// Reduce a captured map to a drawable size (heatmaps larger than the screen are pooled to the
+// pixel grid before drawing).
 #include <ATen/core/Tensor.h>
 
 #include "analysis/heatmap_data.h"

@@ -1,5 +1,5 @@
 #pragma once
-// Heinsen's position states (seed 002, eqs. 1–3): per position-encoding feature, the state s_i
+// Heinsen's position states (Heinsen 2024, eqs. 1–3): per position-encoding feature, the state s_i
 // over the input, beside the decay probabilities p_i and the logits h_i that update it —
 // s_i = log(p_i·exp(s_{i−1}) + exp(h_i)), s_0 = 0 (core/position/heinsen.h). PosLens models
 // apply the encoding once, to the token embeddings (one set of states, not one per layer).

@@ -1,5 +1,5 @@
 #pragma once
-// Length generalisation (docs/analyses.md; HoPE seed 003 §5, Kazemnejad et al. 2023): the loss
+// Length generalisation (docs/analyses.md; HoPE Chen et al. 2024 §5, Kazemnejad et al. 2023): the loss
 // at each position of real text for inputs up to k·L, averaged over windows, for several
 // checkpoints and for RoPE scaling applied at run time (none, linear/PI, NTK, YaRN, llama3)
 // without editing the checkpoint; and the position-offset intervention: every position index

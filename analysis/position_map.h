@@ -1,7 +1,7 @@
 #pragma once
-// Position-only attention (SPEC.md §3; seed 001 Fig. 4): each head's pattern beside the
+// Position-only attention (docs/formulas.md §3; Golovneva et al. 2024 Fig. 4): each head's pattern beside the
 // attention it would pay from position alone (position_only.h says how, per method), both
-// row-max normalised; what CoPE heads count (the mean gate per key and per token, seed 001
+// row-max normalised; what CoPE heads count (the mean gate per key and per token, Golovneva et al. 2024
 // Figs. 4, 6); absolute models' layer-0 logit terms (absolute_terms.h).
 //
 // Streamed (docs/position-maps.md): one forward pass hands its blocks of whole rows to a sink
@@ -85,7 +85,7 @@ PositionMapResult position_map_whole(const LoadedModel& model, const std::vector
                                      const PositionMapOptions& options = {},
                                      const Progress& progress = {});
 
-/// Layer 0's absolute-PE terms (seed 004's four terms and the bias terms; analysis/absolute_terms.h)
+/// Layer 0's absolute-PE terms (Kernes 2021's four terms and the bias terms; analysis/absolute_terms.h)
 /// of `heads`, streamed as TokenToken … Bias blocks of at most ~32 MB to `maps`. `embed` is the
 /// token embedding float [T, d_model] of the input. Unmasked logits (`allowed` says what attention
 /// would see). `progress` steps once per head. Throws poslens::Cancelled and what `maps` throws.

@@ -1,5 +1,5 @@
 #pragma once
-// The position-only logits of SPEC.md §3 for any block of any head, from what the model's
+// The position-only logits of docs/formulas.md §3 for any block of any head, from what the model's
 // method needs — so a map is made where it is looked at (a block streamed from a forward pass,
 // or one head recomputed in the GUI), never for every head at once:
 //   additive (ALiBi, T5, KERPLE, FIRE, Shaw, Transformer-XL) and CoPE — the block's position
@@ -70,7 +70,7 @@ class PositionOnlyLogits {
 };
 
 /// Each row of `logits` [..., q, k] softmaxed over `allowed` [q, k] and scaled to max 1, 0
-/// where hidden (rows with no visible key are 0): the maps' normalisation (seed 001 Fig. 4).
+/// where hidden (rows with no visible key are 0): the maps' normalisation (Golovneva et al. 2024 Fig. 4).
 at::Tensor row_normalised_softmax(const at::Tensor& logits, const at::Tensor& allowed);
 
 /// Each row of `pattern` [..., q, k] scaled to max 1 (0 rows stay 0).

@@ -1,5 +1,5 @@
 #pragma once
-// The U-shape probe over several checkpoints of one model (seed 003 Fig. 2a: VAF per component
+// The U-shape probe over several checkpoints of one model (Chen et al. 2024 Fig. 2a: VAF per component
 // against training step): same tokens, same T, one checkpoint in memory at a time.
 #include <string>
 #include <vector>
@@ -10,7 +10,7 @@
 
 namespace poslens {
 
-/// The probe over several checkpoints (seed 003 Fig. 2a).
+/// The probe over several checkpoints (Chen et al. 2024 Fig. 2a).
 struct CompareResult {
   std::vector<std::string> names;  ///< checkpoint paths as given
   std::vector<int64_t> steps;      ///< training step per checkpoint, -1 where unknown

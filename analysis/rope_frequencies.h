@@ -1,6 +1,6 @@
 #pragma once
-// RoPE frequency analysis, the tensor side (SPEC.md §3 "RoPE per-frequency decomposition",
-// "Variance accounted for", "Activated components"; seed 003 §4.2, eqs. 4–5, Fig. 2): splitting
+// RoPE frequency analysis, the tensor side (docs/formulas.md §3 "RoPE per-frequency decomposition",
+// "Variance accounted for", "Activated components"; Chen et al. 2024 §4.2, eqs. 4–5, Fig. 2): splitting
 // rotary attention scores into one term per rotary component, the VAF of a component curve,
 // and the band of "activated" components. Pure functions of tensors; no model, no Qt.
 #include <utility>
@@ -18,7 +18,7 @@ std::pair<at::Tensor, at::Tensor> rotary_pair_dims(RopePairing pairing, int64_t 
 
 /// The angle per position each component actually turns by, float64 [rotary_dim/2] (radians):
 /// info.theta for c < kept_components, 0 for HoPE's position-independent components past the
-/// cut (seed 003 §4.3).
+/// cut (Chen et al. 2024 §4.3).
 at::Tensor effective_theta(const RotaryInfo& info);
 
 /// One attention layer's logits split by rotary component.
@@ -31,7 +31,7 @@ struct RotaryScoreParts {
   at::Tensor remainder;
 };
 
-/// Seed 003 eq. 4 (SPEC.md §3): for component c with pairs (q0, q1), (k0, k1) taken in the
+/// Seed 003 eq. 4 (docs/formulas.md §3): for component c with pairs (q0, q1), (k0, k1) taken in the
 /// model's pairing,
 ///   s_c(m, n) = scale·af²·[(q0·k0 + q1·k1)·cos((m−n)·θ_c) + (q0·k1 − q1·k0)·sin((m−n)·θ_c)]
 /// with θ_c = effective_theta(info) and af = info.attention_factor (YaRN / longrope scale cos
@@ -49,8 +49,8 @@ RotaryScoreParts decompose_rotary_scores(const at::Tensor& q, const at::Tensor& 
                                          const at::Tensor& k_positions, const RotaryInfo& info,
                                          double scale);
 
-/// Variance accounted for (seed 003 eq. 5 with the variance of the standard definition, Yoon
-/// et al. 2021; SPEC.md §3): VAF = 100·(1 − Var(y − y_c)/Var(y)) over the last dimension,
+/// Variance accounted for (Chen et al. 2024 eq. 5 with the variance of the standard definition, Yoon
+/// et al. 2021; docs/formulas.md §3): VAF = 100·(1 − Var(y − y_c)/Var(y)) over the last dimension,
 /// in percent. `y` and `y_c` broadcast against each other ([..., n]); the result is float64
 /// [...] (the broadcast shape without the last dimension), NaN where Var(y) is 0 (nothing to
 /// account for). Population variances (the ratio does not depend on the normalisation).

@@ -1,9 +1,9 @@
 #pragma once
-// The U-shape probe (seed 003 §4.1; SPEC.md §3 "Attention by distance / U-shape"): the model
+// The U-shape probe (Chen et al. 2024 §4.1; docs/formulas.md §3 "Attention by distance / U-shape"): the model
 // runs on content-fixed inputs — [BOS] + one token repeated T−1 times — and the last query's
 // pre-softmax logit to every key, averaged over tokens, shows what a head does by position
 // alone. For rotary models each logit is split per rotary component (rope_frequencies.h), which
-// gives the per-frequency curves and their VAF (seed 003 Fig. 2). Comparing checkpoints runs the
+// gives the per-frequency curves and their VAF (Chen et al. 2024 Fig. 2). Comparing checkpoints runs the
 // same probe on each (Fig. 2a: VAF against training step).
 #include <cstdint>
 #include <functional>

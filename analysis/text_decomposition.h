@@ -1,6 +1,6 @@
 #pragma once
 // The per-frequency decomposition of one layer's real attention scores on the user's input
-// (SPEC.md §3 "RoPE per-frequency decomposition"; seed 003 eq. 4): the model runs once, and
+// (docs/formulas.md §3 "RoPE per-frequency decomposition"; Chen et al. 2024 eq. 4): the model runs once, and
 // hook_q / hook_k of the layer are split into one score term per rotary component.
 #include <string>
 #include <vector>

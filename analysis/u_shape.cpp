@@ -109,7 +109,7 @@ void write_u_shape_hdf5(const std::string& path, const UShapes& u) {
       {"T", u.T},
       {"n_samples", u.n_samples},
       {"measure", std::string("last query's pre-softmax logit to each key, mean over heads and over "
-                              "[BOS] + one token repeated (seed 003 §4.1)")}};
+                              "[BOS] + one token repeated (Chen et al. 2024 §4.1)")}};
   write_analysis_hdf5(path, d, {{g, attrs}}, {}, {}, u.meta);
 }
 

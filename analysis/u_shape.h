@@ -1,5 +1,5 @@
 #pragma once
-// The U-shape probe on several models side by side (seed 003 §4.1, Fig. 1: learned absolute
+// The U-shape probe on several models side by side (Chen et al. 2024 §4.1, Fig. 1: learned absolute
 // positions, RoPE and KERPLE each learn a U-shaped attention over key position, not a global
 // long-term decay). Each model runs the probe of rope_probe.h — [BOS] + one token repeated,
 // the last query's pre-softmax logit to every key, averaged over tokens — and its head mean
@@ -46,7 +46,7 @@ CurveSet u_shape_curves(const UShapes& u, int layer, const std::string& title);
 
 /// Where each curve has its minimum over keys 1..T−1, float64 [model, layer]: 0 at key 1, 1 at
 /// key T−1; near 0 for a global long-term decay (the farthest key gets the least), well
-/// inside (0, 1) for a U (the initial keys rise again, seed 003 §4.1).
+/// inside (0, 1) for a U (the initial keys rise again, Chen et al. 2024 §4.1).
 at::Tensor u_shape_minimum_position(const UShapes& u);
 
 /// The raw head-mean logits as CSV: a column key_pos, then one per model and layer

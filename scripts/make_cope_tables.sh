@@ -32,7 +32,7 @@ count_length=${COUNT_LENGTH:-128}
 count_variables=${COUNT_VARIABLES:-1}
 mkdir -p "$out/runs"
 
-# train RUN STEPS ENCODING SEED TASK_ARGUMENTS...: the seed 001 §5 toy-task recipe of the
+# train RUN STEPS ENCODING SEED TASK_ARGUMENTS...: the Golovneva et al. 2024 §5 toy-task recipe of the
 # Flip-Flop demos (batch 32, AdamW lr 1e-3, 100 warm-up steps, linear decay, clipping 1.0); the
 # loss is the task's default: the full next-token loss for Flip-Flop (as Liu et al.), the scored
 # answers only for the others (docs/training.md).

@@ -36,7 +36,7 @@ text() {
     --out "$runs/$1-seed$seed" --steps 1500 --batch-size 32 --lr 2e-3 --warmup 100 \
     --seed "$seed" --checkpoint-every "$3" --eval-sequences 200 --log-every 50
 }
-# Counting (seed 001 §5.3) with one variable, as scripts/make_cope_tables.sh trains it.
+# Counting (Golovneva et al. 2024 §5.3) with one variable, as scripts/make_cope_tables.sh trains it.
 counting() {
   "$cli" train --task counting --length 128 --task-option variables=1 \
     --model "$demos/configs/flipflop-${1#counting-}.json" --out "$runs/$1-seed$seed" --steps 2000 \

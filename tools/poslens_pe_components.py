@@ -94,7 +94,7 @@ class Sinusoidal(Component):
 
 
 class Heinsen(Component):
-    """Exponentiated states (seed 002): on the token embeddings x, log p = logsigmoid(W_p x + b_p),
+    """Exponentiated states (Heinsen 2024): on the token embeddings x, log p = logsigmoid(W_p x + b_p),
     h = W_h x + b_h, s by heinsen_scan (s_0 = 0), x += W_R s + b_R. hook_pe_state = s [B, T, d_pe]."""
     kind = "absolute"
 
@@ -129,7 +129,7 @@ class RoPE(Component):
 
 
 class HoPE(Component):
-    """RoPE whose components with theta_c < 2·pi/L are not rotated (seed 003 §5.1)."""
+    """RoPE whose components with theta_c < 2·pi/L are not rotated (Chen et al. 2024 §5.1)."""
     kind = "rotary"
 
     def __init__(self, spec, cfg):
@@ -263,7 +263,7 @@ class FIRE(Component):
 
 
 class CoPE(Component):
-    """Contextual position encoding (seed 001). cope_pos_emb [dh, npos_max] (position "embedding"),
+    """Contextual position encoding (Golovneva et al. 2024). cope_pos_emb [dh, npos_max] (position "embedding"),
     cope_gate_proj [H·dh, D] (gates "sep_keys"), cope_slopes [H] (position "alibi"; when absent
     -m_h of ALiBi). Captures hook_cope_gates / hook_cope_pos."""
 
@@ -290,7 +290,7 @@ class CoPE(Component):
         pos_emb = self.cope_pos_emb if self.position == "embedding" else None
         g, p, z = cope_positions(a.q @ gate_keys.transpose(-1, -2), a.q, pos_emb, self.npos_max,
                                  a.allowed, a.scale, self.logit_scale)
-        if self.position == "alibi":  # + slope_h · p_ij (seed 001 eq. 10), no scale
+        if self.position == "alibi":  # + slope_h · p_ij (Golovneva et al. 2024 eq. 10), no scale
             slopes = getattr(self, "cope_slopes", None)
             if slopes is None:
                 slopes = -torch.tensor(alibi_slopes(self.H), device=p.device)

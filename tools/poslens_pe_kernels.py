@@ -1,4 +1,4 @@
-"""The position-encoding formulas of SPEC.md §2 as plain PyTorch functions, used by the
+"""The position-encoding formulas of docs/formulas.md §2 as plain PyTorch functions, used by the
 components in tools/poslens_pe_components.py (numerical conventions: core/position/<method>.h)."""
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def rel_shift(x: Tensor) -> Tensor:
 
 
 def rel_shift_right(x: Tensor) -> Tensor:
-    """Mirror shift (seed 004, right-to-left): pad a zero column on the right of x [..., T, T],
+    """Mirror shift (Kernes 2021, right-to-left): pad a zero column on the right of x [..., T, T],
     view as [..., T+1, T], drop the last row. Against ASCENDING distances: out[i, j] = x[i, j-i], j >= i."""
     *lead, t, _ = x.shape
     padded = torch.cat([x, x.new_zeros(*lead, t, 1)], dim=-1)
@@ -77,7 +77,7 @@ def rel_shift_right(x: Tensor) -> Tensor:
 
 def relative_scores_shifted(q: Tensor, r_by_distance: Tensor, causal: bool) -> Tensor:
     """q [B, H, T, d] against r_by_distance [(H,) T, d] (row t = distance t) by the O(n) shifts:
-    causal: out[i, j] = q_i·r[i-j] (0 for j > i); non-causal: q_i·r[|i-j|] (seed 004 bi-directional:
+    causal: out[i, j] = q_i·r[i-j] (0 for j > i); non-causal: q_i·r[|i-j|] (Kernes 2021 bi-directional:
     left shift on the lower triangle with diagonal, right shift above)."""
     T = q.shape[-2]
     left = rel_shift(q @ r_by_distance.flip(-2).transpose(-1, -2))
@@ -200,7 +200,7 @@ def hope_kept_components(base: float, d: int, L: int) -> int:
 def cope_positions(gate_logits: Tensor, q: Tensor, pos_emb: Optional[Tensor], npos_max: int,
                    allowed: Tensor, scale: float, logit_scale: str = "divide_all"
                    ) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
-    """CoPE (seed 001 eq. 3-8). gate_logits [B, H, Q, K] raw, q [B, H, Q, d], pos_emb [d, npos_max]
+    """CoPE (Golovneva et al. 2024 eq. 3-8). gate_logits [B, H, Q, K] raw, q [B, H, Q, d], pos_emb [d, npos_max]
     (None: positions only), allowed [Q, K] bool. Returns (g, p, z): g = sigmoid(logit·scale), 0 where
     masked; p = min(sum_{t>=j} g_it, npos_max - 1) (flip-cumsum-flip); z = q·e[p] interpolated
     linearly between floor(p) and ceil(p), times scale for divide_all, 0 where masked."""

@@ -4,7 +4,7 @@
 Drop `PosLensModel` into a training script (with the three modules beside it:
 poslens_pe_components.py, one class per position-encoding component; poslens_pe_kernels.py, their
 formulas; poslens_safetensors.py, file I/O) and `save_pretrained(model, folder)` writes a
-checkpoint PosLens reads: config.json + model.safetensors (or model.pt). Formulas: SPEC.md §2;
+checkpoint PosLens reads: config.json + model.safetensors (or model.pt). Formulas: docs/formulas.md §2;
 numerical conventions: core/position/<method>.h.
 
     config = PosLensConfig(d_model=256, n_layers=4, n_heads=4, d_mlp=1024, vocab_size=32000,
@@ -12,7 +12,7 @@ numerical conventions: core/position/<method>.h.
                            "npos_max": 64}])
     model = PosLensModel(config)
     logits = model(input_ids)                             # [batch, pos, vocab]
-    logits, caps = model(input_ids, capture=True)         # + every hook of SPEC.md §1
+    logits, caps = model(input_ids, capture=True)         # + every hook of docs/formulas.md §1
     save_pretrained(model, "ckpt")                        # config.json + model.safetensors
     model = load_pretrained("ckpt")
 
@@ -356,7 +356,7 @@ class PosLensModel(nn.Module):
 
     forward(input_ids [B, T] int64, capture=None) -> logits [B, T, vocab] float32, or
     (logits, {hook name: tensor}) when capture is given (True, a collection of names, or a
-    predicate on names; names as SPEC.md §1). `cope_slopes=False` builds CoPE-ALiBi without a
+    predicate on names; names as docs/formulas.md §1). `cope_slopes=False` builds CoPE-ALiBi without a
     learned `cope_slopes` (the fixed default -m_h)."""
 
     def __init__(self, config: PosLensConfig, cope_slopes: bool = True):

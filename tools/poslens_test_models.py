@@ -2,7 +2,7 @@
 """Small random PosLens models, one per position-encoding case, with the captures of their
 forward pass in PyTorch: the fixtures of PosLens's C++ parity test (PosLensReference.*) and GUI
 test. Each case folder holds config.json, model.safetensors (or model.pt) and
-reference.safetensors (input_ids + every capture under its SPEC.md §1 hook name).
+reference.safetensors (input_ids + every capture under its docs/formulas.md §1 hook name).
 
     /usr/bin/python3 tools/poslens_test_models.py OUTDIR [--seed N] [--case NAME]...
     (also: tools/poslens_reference.py make-test-models OUTDIR ...)

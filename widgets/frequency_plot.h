@@ -1,6 +1,6 @@
 #pragma once
 // FrequencyPlot: the figure of the Frequencies panel and of `poslens-cli probe/frequencies/
-// compare --figure` (seed 003 Figs. 1–2). One QCustomPlot with the title line (what is shown,
+// compare --figure` (Chen et al. 2024 Figs. 1–2). One QCustomPlot with the title line (what is shown,
 // on what input) above three plots — the curves on the left, 3 and 4 stacked on the right:
 //   2. curves: the last query's logit against key position (or distance), the overall curve,
 //      the chosen rotary components, the sum of the activated ones, and an extrapolation

@@ -281,7 +281,7 @@ Command heinsen_states_command() {
             auto* cmd = app.add_subcommand(
                 "heinsen-states",
                 "Heinsen's position states per feature over the input, with the decay probabilities "
-                "and logits that update them (seed 002)");
+                "and logits that update them (Heinsen 2024)");
             add_model_options(cmd, c->model);
             add_input_options(cmd, c->input);
             cmd->add_option("--out", c->out, "Output file: .h5 or .csv")->required();

@@ -161,7 +161,7 @@ void u_shape(const ModelOptions& common, const CompareCommand& command) {
   if (!command.probe.figure.empty())
     write_curves_figure(command.probe.figure,
                         u_shape_curves(u, -1, "U-shape probe at T = " + std::to_string(u.T) + ", " +
-                                                  std::to_string(u.n_samples) + " tokens (seed 003 Fig. 1)"));
+                                                  std::to_string(u.n_samples) + " tokens (Chen et al. 2024 Fig. 1)"));
   const auto minimum = u_shape_minimum_position(u);
   std::cout << "u-shape: T=" << u.T << ", " << u.n_samples << " samples per model; where each layer's head-mean "
             << "curve is lowest (0: key 1, a global decay; 1: key T-1):\n";
@@ -303,7 +303,7 @@ Command u_shape_command() {
   return {[=](CLI::App& app) {
             auto* cmd = app.add_subcommand(
                 "u-shape", "The probe on models of any position encoding: each layer's head-mean logit "
-                           "against key position, overlaid (seed 003 Fig. 1)");
+                           "against key position, overlaid (Chen et al. 2024 Fig. 1)");
             cmd->add_option("checkpoints", c->checkpoints, "Two or more checkpoints of one depth")->required();
             add_model_group(cmd, *model);
             add_probe_options(cmd, c->probe);

@@ -1,6 +1,6 @@
 #pragma once
-// The one thread that owns the loaded model and every LibTorch call on it (ARCHITECTURE.md
-// "The GUI stays responsive"). The Session posts one job at a time to it (the job methods
+// The one thread that owns the loaded model and every LibTorch call on it (docs/architecture.md
+// "The life of a run"). The Session posts one job at a time to it (the job methods
 // below, called on the worker thread); every signal carries the job's generation so the
 // Session can drop whatever a stale job still sends. The GUI receives small value results and
 // never holds a tensor. LibTorch stays out of this header (pimpl) so GUI translation units

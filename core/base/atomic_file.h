@@ -1,6 +1,6 @@
 #pragma once
-// One way to write an output (ARCHITECTURE.md "an interrupted export never leaves a half
-// file"): under a temporary name beside the target, fsynced, then renamed onto it. Until
+// One way to write an output (an interrupted export never leaves a half-written
+// file): under a temporary name beside the target, fsynced, then renamed onto it. Until
 // commit() the target keeps its previous content (or stays absent); a writer that throws, is
 // cancelled or is killed leaves at most the temporary, which the destructor removes when it
 // runs and whose name (<target>.tmp-<pid>-<n>) says what it was. Every file PosLens writes

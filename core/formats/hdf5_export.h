@@ -1,7 +1,7 @@
 #pragma once
 // HDF5 export of a forward pass's captures — the exchange format, readable with h5py.
 // Layout (docs/hdf5-layout.md):
-//   /captures/<hook name>   float32 dataset, shape as SPEC.md §1 (batch kept); attribute
+//   /captures/<hook name>   float32 dataset, shape as docs/formulas.md §1 (batch kept); attribute
 //                           "dims" = array of dimension-name strings
 //   /tokens/ids             int64 [batch, pos]
 //   /tokens/text            variable-length UTF-8 strings [batch, pos]

@@ -1,5 +1,7 @@
 #pragma once
-// The shape and block choices of a decoder-only transformer, read from a checkpoint.
+// The shape and block choices of a transformer, read from a checkpoint: decoders (GPT-2,
+// Llama, …), encoders (BERT, RoBERTa: `causal` false) and T5's encoder–decoder (a decoder stack
+// with cross-attention beside the encoder).
 // Names follow the field (TransformerLens / HF): d_model, n_heads, n_kv_heads, d_head, rope_theta.
 #include <cstdint>
 #include <string>

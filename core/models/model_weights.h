@@ -1,7 +1,8 @@
 #pragma once
-// The weights of a decoder-only transformer by role, in one convention whatever the checkpoint:
-// linear weights are [out, in] (torch.nn.Linear), fused tensors already split, all on the
-// model's device and compute dtype. Undefined tensors mean "absent" (e.g. no biases in Llama).
+// The weights of a transformer (decoder, encoder, or T5's two stacks) by role, in one
+// convention whatever the checkpoint: linear weights are [out, in] (torch.nn.Linear), fused
+// tensors already split, all on the model's device and compute dtype. Undefined tensors mean
+// "absent" (e.g. no biases in Llama).
 #include <map>
 #include <string>
 #include <vector>

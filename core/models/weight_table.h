@@ -1,5 +1,5 @@
 #pragma once
-// Per-dialect weight-name tables (ARCHITECTURE.md "a model is data"): each rule maps one stored
+// Per-dialect weight-name tables (docs/architecture.md "Models and training"): each rule maps one stored
 // tensor name, with a {L} layer placeholder, to one or more weight roles. The loader checks
 // every shape, converts dtype/device, splits fused tensors once, and fails on tensors that no
 // rule used nor explicitly ignored.

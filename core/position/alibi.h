@@ -1,5 +1,5 @@
 #pragma once
-// ALiBi: attention with linear biases (Press et al. 2022; SPEC.md §2 "ALiBi";
+// ALiBi: attention with linear biases (Press et al. 2022; docs/formulas.md §2 "ALiBi";
 // reference: ofirpress/attention_with_linear_biases, HF `build_alibi_tensor`).
 #include <cstdint>
 #include <vector>

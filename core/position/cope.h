@@ -1,6 +1,6 @@
 #pragma once
-// Contextual Position Encoding, CoPE (Golovneva et al. 2024; seed 001 §4 and Appendix B;
-// facebookresearch/RAM projects/cope; SPEC.md §2 "CoPE").
+// Contextual Position Encoding, CoPE (Golovneva et al. 2024 §4 and Appendix B;
+// facebookresearch/RAM projects/cope; docs/formulas.md §2 "CoPE").
 //
 //   g_ij = sigmoid(gate_logit_ij · scale) · allowed_ij      (masked gates are exactly 0)
 //   p_ij = min(sum_{t=j..T_k-1} g_it, npos_max - 1)          (reverse cumulative sum over keys)
@@ -8,7 +8,7 @@
 // With the causal mask the sum runs over t = j..i (seed eq. 4). With all gates 1 it has
 // i - j + 1 terms, so p_ij = i - j + 1: the token relative position PLUS ONE — the query's own
 // key counts, the diagonal sits at p = 1 and p = 0 is reached only by keys whose gates (and
-// those of every later key) are 0 (seed 001 §4: "if the gates are always 1, then
+// those of every later key) are 0 (Golovneva et al. 2024 §4: "if the gates are always 1, then
 // p_ij = i - j + 1"; the reference's flip-cumsum-flip does the same). Masked keys j > i get
 // p_ij = 0 since all their gates are 0.
 // gate_logit is q_i·k_j (the default, reusing the attention product), W_g h_j-keys (sep-keys)
@@ -19,11 +19,11 @@
 
 namespace poslens {
 
-/// Where 1/sqrt(d) goes in the logits (both named in the model config, SPEC.md §2).
+/// Where 1/sqrt(d) goes in the logits (both named in the model config, docs/formulas.md §2).
 enum class CopeLogitScale {
   /// (q_i·k_j + z_i[p_ij]) · scale — the official facebookresearch/RAM default.
   DivideAll,
-  /// q_i·k_j · scale + z_i[p_ij] — the seed's Listing 1 ("no-div").
+  /// q_i·k_j · scale + z_i[p_ij] — the paper's Listing 1 ("no-div").
   NoDiv,
 };
 
@@ -38,7 +38,7 @@ struct CopeOutput {
 /// gate_logits [B, H, Q, K] raw (unscaled) gate logits; q [B, H, Q, d]; pos_emb [d, npos_max]
 /// (shared by heads; the reference stores it as [1, d, npos_max]); causal: mask keys
 /// j > i + (K - Q) (their gates become exactly 0); scale: usually 1/sqrt(d), applied to the gate
-/// logits (SPEC.md: sigmoid(gate_logit / sqrt(d))) and, for DivideAll, to z.
+/// logits (docs/formulas.md §2: sigmoid(gate_logit / sqrt(d))) and, for DivideAll, to z.
 /// Computed in q's dtype. Throws poslens::Error on bad shapes, npos_max < 1, Q > K when causal.
 CopeOutput cope_positions(const at::Tensor& gate_logits, const at::Tensor& q,
                           const at::Tensor& pos_emb, bool causal, double scale,
@@ -61,15 +61,15 @@ namespace reference {
 at::Tensor cope_attention_logits(const at::Tensor& qk, const CopeOutput& cope, double scale);
 }  // namespace reference
 
-/// CoPE_ALiBi position term (seed 001 Appendix C eq. 10, a_ij = softmax(q_i·k_j + m·p_ij)):
-/// + m_h · p_ij, with the sign the seed writes: a positive slope RAISES the logits of keys at
+/// CoPE_ALiBi position term (Golovneva et al. 2024 Appendix C eq. 10, a_ij = softmax(q_i·k_j + m·p_ij)):
+/// + m_h · p_ij, with the sign the paper writes: a positive slope RAISES the logits of keys at
 /// larger contextual distance, so an ALiBi-like decay needs negative slopes (learned or given).
 /// positions [B, H, Q, K] (CopeOutput::positions), slopes [H]. Returns [B, H, Q, K], added to
 /// the scaled logits as is (eq. 10 has no 1/sqrt(d) on it). Masked entries have p = 0 -> 0.
 /// Throws poslens::Error if slopes is not [H].
 at::Tensor cope_alibi_term(const at::Tensor& positions, const at::Tensor& slopes);
 
-/// Where CoPE's gate logits come from (seed 001 §4 and the reference's variants).
+/// Where CoPE's gate logits come from (Golovneva et al. 2024 §4 and the reference's variants).
 enum class CopeGateSource {
   Keys,     ///< q_i·k_j, the attention product itself (after any rotation)
   SepKeys,  ///< q_i·(W_g h_j), separate gate keys per query head

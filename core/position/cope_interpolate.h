@@ -1,6 +1,6 @@
 #pragma once
 // CoPE's contextual positions and interpolated position logits in one pass over each row
-// (seed 001 §4 eqs. 4, 7–8; the gate cumulative sum and the interpolation that
+// (Golovneva et al. 2024 §4 eqs. 4, 7–8; the gate cumulative sum and the interpolation that
 // facebookresearch/RAM projects/cope computes as flip-cumsum-flip, clamp, two gathers and a
 // blend, eight [B, H, Q, K] tensors forward and as many backward).
 #include <ATen/core/Tensor.h>

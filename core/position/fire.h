@@ -1,6 +1,6 @@
 #pragma once
 // FIRE: functional interpolation for relative position encoding (Li et al. 2024, ICLR;
-// SPEC.md §2 "FIRE"; reference: the paper's PyTorch listing, module `FIRE`).
+// docs/formulas.md §2 "FIRE"; reference: the paper's PyTorch listing, module `FIRE`).
 #include <cstdint>
 
 #include <ATen/core/Tensor.h>

@@ -1,15 +1,15 @@
 #pragma once
-// Heinsen position encoding by exponentiated states (seed 002, eq. 1-3;
-// glassroom/heinsen_position_embeddings; SPEC.md §2 "Heinsen exponentiated states").
+// Heinsen position encoding by exponentiated states (Heinsen 2024, eq. 1-3;
+// glassroom/heinsen_position_embeddings; docs/formulas.md §2 "Heinsen exponentiated states").
 //
 // Per feature, s_i = log(p_i·exp(s_{i-1}) + exp(h_i)) = logsumexp(log p_i + s_{i-1}, h_i),
-// i = 1..T, with the initial state s_0 = 0 (seed 002: "We set the initial state of all
+// i = 1..T, with the initial state s_0 = 0 (Heinsen 2024: "We set the initial state of all
 // position-encoding features to zero"). s_0 = 0 is the LOG of the state, i.e. exp(s_0) = 1
 // enters the first step: s_1 = logsumexp(log p_1, h_1), NOT s_1 = h_1. The reference code does
 // the same by prepending a zero logit with a* = 0 before the scan, so the parallel form is
 //   a*_i = sum_{t<=i} log p_t,
 //   s_i  = a*_i + logsumexp(s_0, h_1 - a*_1, ..., h_i - a*_i)
-// (SPEC.md's `a* + logcumsumexp(h - a*)` with the s_0 term included).
+// (docs/formulas.md §2's `a* + logcumsumexp(h - a*)` with the s_0 term included).
 #include <ATen/core/Tensor.h>
 
 #include "core/position/components.h"
@@ -31,14 +31,14 @@ at::Tensor heinsen_scan(const at::Tensor& log_p, const at::Tensor& h, const at::
 at::Tensor heinsen_sequential(const at::Tensor& log_p, const at::Tensor& h,
                               const at::Tensor& s0 = {});
 
-/// The weights of Heinsen's encoding (seed 002 eq. 1-3): H = (W_p, W_h), R = W_R.
+/// The weights of Heinsen's encoding (Heinsen 2024 eq. 1-3): H = (W_p, W_h), R = W_R.
 struct HeinsenWeights {
   at::Tensor w_p, b_p;  ///< [d_pe, d_model], [d_pe]
   at::Tensor w_h, b_h;  ///< [d_pe, d_model], [d_pe]
   at::Tensor w_r, b_r;  ///< [d_model, d_pe], [d_model]
 };
 
-/// Heinsen exponentiated states (seed 002; glassroom/heinsen_position_embeddings), applied to
+/// Heinsen exponentiated states (Heinsen 2024; glassroom/heinsen_position_embeddings), applied to
 /// the token embeddings x: log p = logsigmoid(W_p x + b_p), h = W_h x + b_h,
 /// s = heinsen_scan(log p, h) with s_0 = 0, and x += W_R s + b_R.
 class HeinsenEncoding : public PositionEncoding {

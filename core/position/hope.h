@@ -1,5 +1,5 @@
 #pragma once
-// HoPE: high-frequency rotary position encoding (seed 003 §5.1; SPEC.md §2 "HoPE").
+// HoPE: high-frequency rotary position encoding (Chen et al. 2024 §5.1; docs/formulas.md §2 "HoPE").
 #include <cstdint>
 
 #include <ATen/core/Tensor.h>
@@ -9,7 +9,7 @@
 
 namespace poslens {
 
-/// The split index a of seed 003 eq. 6-7: the number of components c (0..d/2-1) with
+/// The split index a of Chen et al. 2024 eq. 6-7: the number of components c (0..d/2-1) with
 /// theta_c = base^(-2c/d) >= 2·pi/L, i.e. those that complete at least one full turn within the
 /// training length L. theta_c decreases with c, so these are the components 0..a-1 (the high
 /// frequencies). E.g. d=64, base=1e4, L=512 gives 16.
@@ -21,7 +21,7 @@ int64_t hope_kept_components(double base, int64_t d, int64_t L);
 /// apply_rope(x, positions, base, d_head, pairing) (the same theta_c, spread over the full d_head);
 /// the remaining components are left unrotated (position-independent: they contribute plain
 /// q_c·k_c). Components map to dims by `pairing`: Interleaved (2c, 2c+1) — the kept dims are the
-/// first 2a, as in the seed's q[:2a]; HalfSplit (c, c + d_head/2).
+/// first 2a, as in the paper's q[:2a]; HalfSplit (c, c + d_head/2).
 /// Angles in float64, cos/sin in float32; the result has x's dtype and device.
 /// Throws poslens::Error if x is not 4-D, d_head is odd, positions has the wrong size, or the
 /// arguments of hope_kept_components are invalid.

@@ -1,5 +1,5 @@
 #pragma once
-// KERPLE: kernelized relative positional bias (Chi et al. 2022; SPEC.md §2 "KERPLE";
+// KERPLE: kernelized relative positional bias (Chi et al. 2022; docs/formulas.md §2 "KERPLE";
 // reference: chijames/KERPLE).
 #include <cstdint>
 #include <string>

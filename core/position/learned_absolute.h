@@ -1,5 +1,5 @@
 #pragma once
-// Learned absolute position embeddings (GPT-2; SPEC.md §2): h_j = E[x_j] + P[j].
+// Learned absolute position embeddings (GPT-2; docs/formulas.md §2): h_j = E[x_j] + P[j].
 #include "core/position/position_encoding.h"
 #include "core/position/components.h"
 

@@ -1,8 +1,8 @@
 #pragma once
-// Position encodings as components (ARCHITECTURE.md): a block asks its encoding to act at the
+// Position encodings as components (docs/architecture.md "Position encodings"): a block asks its encoding to act at the
 // few places where position enters a transformer — the input (absolute terms, Heinsen's state),
 // q and k (rotary), the attention logits (additive biases, Shaw, Transformer-XL, CoPE) and the
-// attention output (Shaw's value table). One component per method of SPEC.md §2; a model's
+// attention output (Shaw's value table). One component per method of docs/formulas.md §2; a model's
 // encoding is a list of them (CoPE+RoPE, CoPE+T5, ...) composed by ComposedEncoding.
 #include <functional>
 #include <map>
@@ -75,7 +75,7 @@ struct InputTerm {
   at::Tensor pe_state;  ///< Heinsen's s [batch, pos, d_pe] (hook_pe_state), else undefined
 };
 
-/// What an analysis needs of a rotary encoding (RoPE with any scaling, HoPE): SPEC.md §3.
+/// What an analysis needs of a rotary encoding (RoPE with any scaling, HoPE): docs/formulas.md §3.
 struct RotaryInfo {
   RopePairing pairing = RopePairing::HalfSplit;
   int64_t rotary_dim = 0;  ///< dims rotated per head (d_head unless partial rotary)
@@ -84,7 +84,7 @@ struct RotaryInfo {
   /// float64 [rotary_dim/2] on the CPU, radians per position.
   at::Tensor theta;
   double attention_factor = 1.0;  ///< multiplies cos and sin (yarn, longrope), else 1
-  /// Components 0..kept-1 rotate; the rest pass unrotated (HoPE's cut, seed 003 §4.2.2);
+  /// Components 0..kept-1 rotate; the rest pass unrotated (HoPE's cut, Chen et al. 2024 §4.2.2);
   /// rotary_dim/2 for RoPE.
   int64_t kept_components = 0;
 };
@@ -147,7 +147,7 @@ class PositionEncoding {
   /// gate sum): such layers are never computed in key chunks.
   virtual bool needs_whole_rows() const { return false; }
 
-  // ---- What analyses read (SPEC.md §3), without running the model ----
+  // ---- What analyses read (docs/formulas.md §3), without running the model ----
 
   /// The input-independent position-only logit term of layer `layer` for a T-token input, on
   /// the score scale, float32 [head, q_pos, k_pos] (ALiBi, T5, KERPLE, FIRE; entries of keys

@@ -1,5 +1,5 @@
 #pragma once
-// Additive relative biases as model components (SPEC.md §2): ALiBi, T5 buckets, KERPLE, FIRE.
+// Additive relative biases as model components (docs/formulas.md §2): ALiBi, T5 buckets, KERPLE, FIRE.
 // Each adds a [head, q_pos, k_pos] term to the logits as is (no 1/sqrt(d)); that term is also
 // hook_pos_scores. Each method's file (alibi.h, t5.h, kerple.h, fire.h) derives from it.
 //

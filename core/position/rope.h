@@ -1,5 +1,5 @@
 #pragma once
-// Rotary position embedding (Su et al. 2021, RoFormer; SPEC.md §2 "RoPE"; seed 003 §4.2.1).
+// Rotary position embedding (Su et al. 2021, RoFormer; docs/formulas.md §2 "RoPE"; Chen et al. 2024 §4.2.1).
 #include "core/position/position_encoding.h"
 #include "core/position/rope_scaling.h"
 #include "core/position/components.h"

@@ -1,5 +1,5 @@
 #pragma once
-// RoPE frequency scaling (SPEC.md §2 "RoPE ... Scaling variants"): the inverse frequencies and
+// RoPE frequency scaling (docs/formulas.md §2 "RoPE ... Scaling variants"): the inverse frequencies and
 // attention factor of HF transformers `modeling_rope_utils` (`_compute_*_parameters`) for the
 // rope types default, linear (position interpolation), dynamic (NTK), yarn, llama3, longrope.
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 namespace poslens {
 
-/// RoPE pairing convention (SPEC.md §2): which dimensions form a rotated 2-D pair.
+/// RoPE pairing convention (docs/formulas.md §2): which dimensions form a rotated 2-D pair.
 ///  Interleaved: (2c, 2c+1) — GPT-J, Meta, llama2.c.   HalfSplit: (c, c + rotary_dim/2) — HF rotate_half.
 enum class RopePairing { Interleaved, HalfSplit };
 const char* to_string(RopePairing);

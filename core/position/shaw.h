@@ -1,6 +1,6 @@
 #pragma once
-// Shaw et al. 2018 relative position representations (seed 001 eq. 1; tensor2tensor
-// `dot_product_attention_relative`; SPEC.md §2 "Shaw relative"), causal form:
+// Shaw et al. 2018 relative position representations (Golovneva et al. 2024 eq. 1; tensor2tensor
+// `dot_product_attention_relative`; docs/formulas.md §2 "Shaw relative"), causal form:
 //   a_ij = softmax_j( q_i · (k_j + e[clip(i - j, 0, k_max)]) / sqrt(d) ),
 //   o_i  = sum_j a_ij (v_j + ev[clip(i - j, 0, k_max)])        (optional value table)
 // Tables are learned, [k_max + 1, d], shared across heads; row t is distance t, all distances

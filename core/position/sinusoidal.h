@@ -1,5 +1,5 @@
 #pragma once
-// Fixed sinusoidal position embeddings (Vaswani et al. 2017; SPEC.md §2 "Sinusoidal absolute").
+// Fixed sinusoidal position embeddings (Vaswani et al. 2017; docs/formulas.md §2 "Sinusoidal absolute").
 // Also the relative-distance table R of Transformer-XL (transformer_xl.h), which uses the same
 // frequencies in a different layout.
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// T5 relative-position bucket bias (Raffel et al. 2020; SPEC.md §2 "T5 bucket bias";
+// T5 relative-position bucket bias (Raffel et al. 2020; docs/formulas.md §2 "T5 bucket bias";
 // reference: HF transformers `T5Attention._relative_position_bucket` / `compute_bias`).
 #include <cstdint>
 

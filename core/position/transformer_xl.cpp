@@ -211,7 +211,7 @@ void TransformerXlEncoding::add_score_terms(const AttentionInputs& in, ScoreTerm
         .permute({1, 0, 2})
         .contiguous();
   });
-  // dist(i, j) = i - j (causal; future keys masked) or |i - j| (the seed's bi-directional form).
+  // dist(i, j) = i - j (causal; future keys masked) or |i - j| (Kernes 2021's bi-directional form).
   const auto dist = in.q_pos.unsqueeze(1) - in.k_pos.unsqueeze(0);  // [rows, keys]
   const auto index = causal_ ? dist.clamp_min(0) : dist.abs();
   const int64_t q_last = in.q_begin + in.q.size(2) - 1, k_last = in.k_begin + in.k.size(2) - 1;

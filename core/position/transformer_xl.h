@@ -1,7 +1,7 @@
 #pragma once
 // Transformer-XL relative position scores (Dai et al. 2019; kimiyoung/transformer-xl) and the
 // O(n) "rel-shift" that turns scores against a distance table into scores per key position
-// (seed 004 "Code and algorithm"; SPEC.md §2 "Transformer-XL").
+// (Kernes 2021 "Code and algorithm"; docs/formulas.md §2 "Transformer-XL").
 //
 // Conventions (all functions): q [B, H, Q, d], keys [B, H, K, d] with Q <= K. Query i sits at
 // absolute position i + M with M = K - Q (the memory length of Transformer-XL; M = 0 without
@@ -16,7 +16,7 @@
 
 namespace poslens {
 
-/// The reference rel-shift (kimiyoung/transformer-xl `_rel_shift`, seed 004 "time increases
+/// The reference rel-shift (kimiyoung/transformer-xl `_rel_shift`, Kernes 2021 "time increases
 /// left-to-right"): pad one zero column on the left of x [..., Q, K], view the result as
 /// [..., K+1, Q], drop the first row, view back as [..., Q, K].
 /// If x[..., i, c] was computed against the table ordered by DESCENDING distance
@@ -26,20 +26,20 @@ namespace poslens {
 /// Throws poslens::Error if x has fewer than 2 dims or Q > K.
 at::Tensor rel_shift(const at::Tensor& x);
 
-/// The mirror shift (seed 004 "time increases right-to-left"): pad one zero column on the
+/// The mirror shift (Kernes 2021 "time increases right-to-left"): pad one zero column on the
 /// right of x [..., T, T], view as [..., T+1, T], drop the LAST row, view back as [..., T, T].
 /// If x[..., i, c] was computed against the table ordered by ASCENDING distance
 /// (column c <-> distance c), then out[..., i, j] = x[..., i, j - i] for every j >= i
 /// (entries j < i are leftovers). Throws poslens::Error unless x is [..., T, T].
 at::Tensor rel_shift_right(const at::Tensor& x);
 
-/// The seed's bi-directional combination for non-causal models (seed 004 "If time is
+/// The article's bi-directional combination for non-causal models (Kernes 2021 "If time is
 /// bi-directional": masks from the lower and upper triangles of a [T, T] matrix of ones):
 ///   out[i, j] = rel_shift(x_left)[i, j]        for j <= i  (lower triangle with diagonal),
 ///   out[i, j] = rel_shift_right(x_right)[i, j] for j >  i  (strict upper triangle).
 /// x_left [..., T, T] is against the table for keys on the left (column c <-> distance T-1-c),
 /// x_right [..., T, T] against the table for keys on the right (column c <-> distance c); with
-/// one table for both directions the result is q_i · r[|i - j|] (the seed's |i - j| matrix).
+/// one table for both directions the result is q_i · r[|i - j|] (the article's |i - j| matrix).
 /// Throws poslens::Error unless both are [..., T, T] with equal shapes.
 at::Tensor rel_shift_bidirectional(const at::Tensor& x_left, const at::Tensor& x_right);
 
@@ -69,7 +69,7 @@ at::Tensor relative_scores_bidirectional(const at::Tensor& q, const at::Tensor& 
 /// Throws poslens::Error if k_len < 1 or d_model is not even and positive.
 at::Tensor txl_relative_embedding(int64_t k_len, int64_t d_model);
 
-/// Position-only term of Transformer-XL, on the score scale (SPEC.md §1 hook_pos_scores):
+/// Position-only term of Transformer-XL, on the score scale (docs/formulas.md §1 hook_pos_scores):
 ///   pos[b, h, i, j] = ((q_i + v_h) · r_proj[(h,) c = K-1-(i+M-j)]) * scale   for j <= i + M,
 ///   0 for j > i + M (masked by the caller).
 /// r_proj [K, d] or [H, K, d] = W_R R with R from txl_relative_embedding (rows in DESCENDING
@@ -99,7 +99,7 @@ struct TxlWeights {
 /// Transformer-XL relative attention without memory:
 ///   logits = scale·((q_i + u)·k_j + (q_i + v)·W_R R_{i-j}),
 /// R sinusoidal [sin | cos] over d_model. hook_pos_scores is the second term; (u·k)·scale is
-/// added to the logits as content. Non-causal models use R_{|i-j|} (the seed's bi-directional
+/// added to the logits as content. Non-causal models use R_{|i-j|} (the article's bi-directional
 /// rel-shift).
 class TransformerXlEncoding : public PositionEncoding {
  public:

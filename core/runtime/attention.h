@@ -1,5 +1,5 @@
 #pragma once
-// Attention computed in blocks of query rows (ARCHITECTURE.md "Attention is computed in query
+// Attention computed in blocks of query rows (docs/architecture.md "Long inputs: attention in
 // blocks"), so no layer ever holds [head, T, T]:
 //   - with map hooks wanted (patterns, logits, position terms, CoPE) a block is whole rows
 //     [q_begin, q_end) × every key those rows may see, handed to the sinks as it is made;
@@ -20,7 +20,7 @@
 // whole rows (region()).
 // Block sizes come from a byte budget: kAttentionBlockBytes on the CPU, a share of the free
 // device memory on CUDA (attention_block_bytes).
-// Every score term stays explicit (SPEC.md §1): content scale·q·k, the encoding's position and
+// Every score term stays explicit (docs/formulas.md §1): content scale·q·k, the encoding's position and
 // content terms for the block's (i, j), the mask, a float32 softmax, Shaw's value term.
 // The same code recomputes one head's map, or a region of it, from LayerAttentionInputs kept
 // after a run (the GUI's "recompute on demand").
@@ -183,8 +183,8 @@ class LayerAttention {
   /// The block's maps from its scores; pattern = exp(logits − lse) where `lse` is defined,
   /// else the softmax of the (whole-row) logits.
   AttentionBlock make_block(const Scores& s, const BlockRequest& what, const at::Tensor& lse) const;
-  /// Scores and terms of rows [q0, q1) against keys [k0, k1), masked; `whole_rows` when the
-  /// keys are every visible key (so CoPE may run).
+  /// Scores and terms of rows [q0, q1) against keys [k0, k1), masked; the block's `allowed`
+  /// mask is made when `need_allowed` (always where the encoding adds terms or autograd records).
   Scores block_scores(int64_t q0, int64_t q1, int64_t k0, int64_t k1, bool need_allowed) const;
   /// weights [B, H, rows, keys] (float32) times the values of keys [k0, k1) (+ the value
   /// term), float32 [B, H, rows, d_head].

@@ -3,7 +3,7 @@
 // from (llama.cpp's build_norm / build_attn / build_ffn idea): embedding, norm, attention
 // sublayer, MLP sublayer, head, and the layer recipes that order them (pre-norm sequential,
 // parallel, post-norm). Transformer::forward picks the recipe from ModelConfig; each block
-// hands its hook points to the sink as it makes them (hook_points.h, SPEC.md §1).
+// hands its hook points to the sink as it makes them (hook_points.h, docs/formulas.md §1).
 #include <ATen/core/Tensor.h>
 
 #include "core/models/model_config.h"

@@ -15,7 +15,7 @@
 namespace poslens {
 
 /// Captured tensors of one forward pass, in forward order. Each is on the CPU, float32,
-/// contiguous, with the shape SPEC.md §1 gives for its hook point (batch dimension kept).
+/// contiguous, with the shape docs/formulas.md §1 gives for its hook point (batch dimension kept).
 struct Captures {
   std::vector<std::pair<HookPoint, at::Tensor>> tensors;
   /// The tensor of `point`, or an undefined tensor if it was not captured.

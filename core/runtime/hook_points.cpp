@@ -18,7 +18,7 @@ struct HookName {
   std::array<const char*, 4> dims;
 };
 
-// One row per hook point of SPEC.md §1, in forward order.
+// One row per hook point of docs/formulas.md §1, in forward order.
 // K, V and rot_k have n_kv_heads heads under GQA (query head h reads kv head h / (H / H_kv)).
 constexpr std::array<HookName, kNumHookKinds> kHooks = {{
     {HookKind::Embed, "hook_embed", false, {"batch", "pos", "d_model", nullptr}},
@@ -155,7 +155,7 @@ void CaptureSpec::check_matches_any(const std::vector<HookPoint>& available) con
       }
     if (!matched)
       throw Error("capture \"" + p +
-                  "\" matches no hook point of this model (names as in SPEC.md §1, e.g. "
+                  "\" matches no hook point of this model (names as in docs/formulas.md §1, e.g. "
                   "blocks.0.attn.hook_pattern, blocks.*.hook_resid_post, logits)");
   }
 }

@@ -1,5 +1,5 @@
 #pragma once
-// Hook points of SPEC.md §1. Inside the code a hook point is a typed key (HookPoint);
+// Hook points of docs/formulas.md §1. Inside the code a hook point is a typed key (HookPoint);
 // TransformerLens-style strings ("blocks.3.attn.hook_pattern") exist only at the edges
 // (CLI, export, UI) and are produced/parsed here.
 #include <cstddef>
@@ -35,7 +35,7 @@ enum class HookKind {
 /// How many HookKinds there are; hook_points.cpp has one table row for each (checked there).
 inline constexpr std::size_t kNumHookKinds = 21;
 
-/// Every hook kind, in forward order (the table of SPEC.md §1 names).
+/// Every hook kind, in forward order (the table of docs/formulas.md §1 names).
 std::vector<HookKind> all_hook_kinds();
 
 /// Which stack of blocks a hook belongs to. Decoder-only and encoder-only models have one,
@@ -55,7 +55,7 @@ struct HookPoint {
   std::string name() const;
   /// Dimension names of the captured tensor, e.g. {"batch", "head", "q_pos", "k_pos"}.
   std::vector<std::string> dims() const;
-  /// Parses a full name; std::nullopt if it is not one of SPEC.md §1's names.
+  /// Parses a full name; std::nullopt if it is not one of docs/formulas.md §1's names.
   static std::optional<HookPoint> parse(const std::string& name);
   bool operator==(const HookPoint& o) const { return kind == o.kind && layer == o.layer && stack == o.stack; }
   bool operator<(const HookPoint& o) const {

@@ -1,5 +1,5 @@
 #pragma once
-// Where a forward pass hands its hook points (ARCHITECTURE.md "Hooks stream into sinks"):
+// Where a forward pass hands its hook points (docs/architecture.md "Long inputs"):
 // per-position hooks ([batch, pos, ...]) whole, once; map hooks ([batch, head, q_pos, k_pos])
 // in blocks of whole query rows as attention makes them, so nothing needs [layer, head, T, T].
 // A sink keeps what it needs: everything (Captures, capture_sink.h), some heads, a max-pooled

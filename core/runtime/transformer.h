@@ -2,7 +2,7 @@
 // The model runtime: a transformer (decoder-only, encoder-only or encoder–decoder) assembled
 // from a ModelConfig and its weights,
 // with attention computed explicitly (scores -> mask -> float32 softmax) in blocks of query
-// rows (attention.h), and every hook point of SPEC.md §1 handed to a HookSink as it is made
+// rows (attention.h), and every hook point of docs/formulas.md §1 handed to a HookSink as it is made
 // (hook_sink.h): nothing in a forward pass holds [head, T, T].
 #include <functional>
 #include <memory>
@@ -110,7 +110,7 @@ class Transformer {
   /// attention (blocks::attention_input_norm; at layer 0 also the embedding norm of a model
   /// that has one: BERT's, BLOOM's), the q and k projections with their biases (clipped for
   /// MPT), kv heads repeated, then scale·q·k; no rotation, no position terms, no mask. Float32 [batch, head, q_pos, k_pos] on the model's device. This is
-  /// the absolute-PE position-only map of SPEC.md §3 (seed 001 Fig. 4) before the softmax.
+  /// the absolute-PE position-only map of docs/formulas.md §3 (Golovneva et al. 2024 Fig. 4) before the softmax.
   /// Throws poslens::Error for a layer out of range or x of the wrong width.
   at::Tensor qk_logits(int layer, const at::Tensor& x) const;
   /// The norm between the residual stream and layer `layer`'s q/k projections, as {weight,

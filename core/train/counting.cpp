@@ -1,11 +1,11 @@
-// Counting (seed 001 §5.3): a program of operations on one or more variables,
+// Counting (Golovneva et al. 2024 §5.3): a program of operations on one or more variables,
 //   a = 0 ; pass ; a ++ ; b = 0 ; pass ; a ++ ; ... print a 2
 // one word per token. The sequence starts by setting every variable to 0 (in random order),
 // then draws operations with weights w_set : w_incr : w_pass (paper: 1 : 7 : 50) on a uniformly
 // chosen variable (pass names none); an increment of a variable already at max_value (10) is
 // redrawn as a set or pass. It ends with "print v N", N the value of v, and is left-padded with
 // <pad> to the length L. Scored: the prediction of N (made at v). Splits: test (w_pass 50),
-// short (w_pass 10: shorter relevant context) and long (w_pass 100), as seed 001 Table 4.
+// short (w_pass 10: shorter relevant context) and long (w_pass 100), as Golovneva et al. 2024 Table 4.
 #include <torch/torch.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Flip-Flop language modelling (Liu et al. 2023, "Exposing attention glitches with flip-flop
-// language modeling"; as seed 001 §5.1 uses it). A sequence is L/2 instruction-bit pairs over
+// language modeling"; as Golovneva et al. 2024 §5.1 uses it). A sequence is L/2 instruction-bit pairs over
 // the characters w r i 0 1, one token each. The first instruction is w, the last r; the others
 // are w / r / i with probabilities p_w = p_r = (1 - p_i)/2. The bit after w and i is uniform;
 // the bit after r is the bit of the last w. Scored: the prediction made at each r (argmax over

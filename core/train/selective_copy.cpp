@@ -1,4 +1,4 @@
-// Selective copy (Gu & Dao 2023, as seed 001 §5.2 uses it): `copies` data tokens scattered
+// Selective copy (Gu & Dao 2023, as Golovneva et al. 2024 §5.2 uses it): `copies` data tokens scattered
 // among `blanks` blank tokens, a separator, then the data tokens again in order with the blanks
 // left out: "DB.C..F|DBCF". Vocabulary of 16 characters as in the paper: 14 data letters A-N,
 // the blank "." and the separator "|". Scored: every copied token (the predictions made from

@@ -1,7 +1,7 @@
 #pragma once
 // Training and evaluation tasks: seeded generators of token sequences with the positions whose
 // prediction is scored, each with an in-distribution test split and out-of-distribution splits
-// (docs/training.md). The tasks of seed 001 §5 (Flip-Flop, selective copy, counting) and
+// (docs/training.md). The tasks of Golovneva et al. 2024 §5 (Flip-Flop, selective copy, counting) and
 // character-level language modelling on a text corpus.
 #include <cstdint>
 #include <map>

@@ -141,7 +141,7 @@ TEST(PositionMap, CopeModelsGetTheirTermAndCounting) {
 
 TEST(PositionMap, CopeGatesOnlyOnASeparatorPeakOnTheLastSegment) {
   // One head whose gates are 1 exactly on separator keys (token 1) and whose position embedding
-  // favours p = 0: p_ij counts the separators in j..i (seed 001 §3), so every query's map is 1
+  // favours p = 0: p_ij counts the separators in j..i (Golovneva et al. 2024 §3), so every query's map is 1
   // on the keys after its last separator (the current segment) and ~0 up to it. A query on a
   // separator (p ≥ 1 for every key) or before any (p = 0 for every key) sees a uniform row.
   const auto config = poslens_config_from_text(

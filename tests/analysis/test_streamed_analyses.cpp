@@ -5,16 +5,20 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "analysis/analysis_files.h"
 #include "analysis/frequency_usage.h"
 #include "analysis/heinsen_states.h"
 #include "analysis/length_generalisation.h"
 #include "analysis/massive_activations.h"
 #include "analysis/pattern_divergence.h"
 #include "core/base/error.h"
+#include "core/formats/hdf5_reader.h"
 #include "core/position/heinsen.h"
 #include "core/runtime/capture_sink.h"
+#include "fixtures.h"
 #include "random_model.h"
 
 namespace poslens {
@@ -251,6 +255,29 @@ TEST(HeinsenStates, StatesFollowFromTheDecayAndLogits) {
   const auto again = heinsen_sequential(s.decay.log(), s.logits);
   EXPECT_TRUE(torch::allclose(s.state, again, 1e-5, 1e-5));
   EXPECT_THROW(compute_heinsen_states(loaded(test::small_config(R"([{"type": "rope"}])")), some_ids(4)), Error);
+}
+
+// The heinsen-states file and CSV hold what was computed: read back, equal; tokens and labels kept.
+TEST(HeinsenStates, FileAndCsvHoldTheStates) {
+  const auto model = loaded(test::small_config(R"([{"type": "heinsen", "d_pe": 3}])"));
+  const auto ids = some_ids(6);
+  const auto s = compute_heinsen_states(model, ids);
+  const AnalysisInput input{ids, {"a", "b", "c", "d", "e", "f"}};
+  const auto file = (test::scratch_dir() / "h.h5").string();
+  write_heinsen_states_hdf5(file, s, input, ExportMetadata{});
+  const Hdf5Reader in(file);
+  EXPECT_TRUE(in.read("/analysis/heinsen/state").equal(s.state));
+  EXPECT_TRUE(in.read("/analysis/heinsen/decay").equal(s.decay));
+  EXPECT_TRUE(in.read("/analysis/heinsen/logits").equal(s.logits));
+  EXPECT_EQ(in.read_strings("/tokens/text"), input.labels);
+  EXPECT_NE(in.string_attribute("/analysis/heinsen", "recurrence").find("Heinsen 2024"), std::string::npos);
+  const auto csv = heinsen_states_csv(s, input.labels);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "position,token,feature,state,decay,logit");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 6 * 3);
+  const auto row = csv.substr(csv.find('\n') + 1, csv.find('\n', csv.find('\n') + 1) - csv.find('\n') - 1);
+  EXPECT_EQ(row.substr(0, 6), "0,a,0,") << row;
+  const double state = s.state[0][0].item<double>();  // written with 9 significant digits
+  EXPECT_NEAR(std::stod(row.substr(6)), state, 1e-8 * std::max(1.0, std::abs(state))) << row;
 }
 
 }  // namespace

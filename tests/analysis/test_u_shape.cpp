@@ -1,4 +1,4 @@
-// The U-shape probe across models of different encodings (analysis/u_shape.h, seed 003 Fig. 1):
+// The U-shape probe across models of different encodings (analysis/u_shape.h, Chen et al. 2024 Fig. 1):
 // each model's curve is its own probe's head mean, the tokens are shared, curves are
 // standardised per curve, the minimum's position, the file, and the errors.
 #include <torch/torch.h>

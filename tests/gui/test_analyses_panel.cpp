@@ -299,7 +299,7 @@ TEST_F(AnalysesWindow, HeadsFileOpensAsATable) {
   EXPECT_EQ(panel->table()->columnCount(), 12) << "layer, head and 10 metrics";
 }
 
-// seed 003 Fig. 1's overlay: u-shape over two demo models of different encodings, opened as curves.
+// Chen et al. 2024 Fig. 1's overlay: u-shape over two demo models of different encodings, opened as curves.
 TEST_F(AnalysesWindow, UShapeFileOpensAsCurvesPerModelAndLayer) {
   const auto dir = test::scratch_dir();
   const auto out = (dir / "u.h5").string();
@@ -314,6 +314,39 @@ TEST_F(AnalysesWindow, UShapeFileOpensAsCurvesPerModelAndLayer) {
   EXPECT_NE(panel->shown().summary.indexOf("flipflop-absolute (learned absolute"), -1)
       << panel->shown().summary.toStdString();
   EXPECT_EQ(panel->shown().csv.substr(0, 8), "key_pos,");
+}
+
+// Heinsen's states: run on the open model, then the CLI's HDF5 of the same input opened without
+// a model gives the CLI's CSV bytes; a truncated copy is refused with one message naming it.
+TEST_F(AnalysesWindow, HeinsenStatesRunAndTheCliFileOpenToTheSameTable) {
+  open(demo("text-heinsen"));
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->run(AnalysesPanel::HeinsenStates);
+  ASSERT_TRUE(finish(done, failed));
+  const auto ran = panel->shown();
+  EXPECT_EQ(ran.kind, "heinsen-states");
+  EXPECT_GT(ran.left.rows, 0) << "features × positions";
+  EXPECT_EQ(ran.csv.substr(0, 40), "position,token,feature,state,decay,logit");
+  const auto dir = test::scratch_dir();
+  const std::string args = "heinsen-states '" + demo("text-heinsen") + "' --text '" + kText + "' --out '";
+  ASSERT_TRUE(cli(args + (dir / "h.h5").string() + "'"));
+  ASSERT_TRUE(cli(args + (dir / "h.csv").string() + "'"));
+  done.clear();
+  panel->openFile(QString::fromStdString((dir / "h.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().kind, "heinsen-states");
+  EXPECT_EQ(panel->shown().csv, read_text(dir / "h.csv")) << "the file's numbers, as the CLI wrote them";
+  EXPECT_EQ(panel->shown().left.rows, ran.left.rows);
+  EXPECT_EQ(panel->shown().left.cols, ran.left.cols);
+  // Half of the file: one message naming it, the view unchanged.
+  std::filesystem::copy_file(dir / "h.h5", dir / "cut.h5");
+  std::filesystem::resize_file(dir / "cut.h5", std::filesystem::file_size(dir / "h.h5") / 2);
+  done.clear();
+  QString message;
+  panel->openFile(QString::fromStdString((dir / "cut.h5").string()));
+  ASSERT_FALSE(finish(done, failed, &message));
+  EXPECT_NE(message.indexOf("cut.h5"), -1) << message.toStdString();
+  EXPECT_EQ(panel->shown().csv, read_text(dir / "h.csv"));
 }
 
 // A file that crashes libhdf5 itself (tests/data/fuzz/analysis_hdf5) is read in a child

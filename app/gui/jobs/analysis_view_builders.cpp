@@ -159,7 +159,7 @@ AnalysisView u_shape_view(const UShapes& u) {
   v.kind = QStringLiteral("u-shape");
   v.title = QObject::tr("U-shape probe of %1 models, T = %2").arg(u.checkpoints.size()).arg(u.T);
   v.curves = u_shape_curves(u, -1, "U-shape probe, T = " + std::to_string(u.T) + ", " + std::to_string(u.n_samples) +
-                                       " tokens per model (seed 003 Fig. 1)");
+                                       " tokens per model (Chen et al. 2024 Fig. 1)");
   const auto minimum = u_shape_minimum_position(u);
   QStringList parts;
   for (size_t m = 0; m < u.checkpoints.size(); ++m) {

@@ -38,7 +38,7 @@ AnalysisView divergence_view(const PatternDivergence& d, const std::vector<std::
 AnalysisView heads_view(const at::Tensor& values, const std::vector<std::string>& names, const std::string& name);
 /// Loss per position, one curve per RoPE scaling; `L` the training length (0: unknown).
 AnalysisView length_view(const std::vector<LossCurve>& curves, int64_t L, const std::string& name);
-/// The U-shape probe of several models overlaid (seed 003 Fig. 1).
+/// The U-shape probe of several models overlaid (Chen et al. 2024 Fig. 1).
 AnalysisView u_shape_view(const UShapes& u);
 /// A head's patterns at offset 0 and Δ side by side, JS per head in the summary.
 AnalysisView offset_view(const OffsetEffect& e, const std::vector<std::string>& labels, const std::string& name,

@@ -39,7 +39,7 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
                   tr("Tokens to average over: all = every non-special token once (exact), "
                      "else that many at random"));
   extrapolate_ = spin(0, 1 << 20, 0, tr("off"),
-                      tr("Also probe at this longer T and draw it over the curves (seed 003 Fig. 2c)"));
+                      tr("Also probe at this longer T and draw it over the curves (Chen et al. 2024 Fig. 2c)"));
   layer_ = spin(0, 0, 0, {}, tr("Layer shown"));
   per_head_ = new QCheckBox(tr("selected head"));
   per_head_->setToolTip(tr("Show the head selected in the Heads panel instead of the mean over heads"));

@@ -1,5 +1,5 @@
 #pragma once
-// Frequencies panel (bottom dock): the RoPE frequency analysis of the open model (seed 003
+// Frequencies panel (bottom dock): the RoPE frequency analysis of the open model (Chen et al. 2024
 // §4; docs/frequencies.md). Runs the U-shape probe on the worker (progress and Cancel through
 // the session), then shows for the chosen layer and head (or the head mean) the probe curves
 // with chosen components, the VAF bars with the activated band and HoPE's cut, the

@@ -1,9 +1,9 @@
 #pragma once
 // Position map panel (bottom dock, a tab beside Frequencies): the selected head's real pattern
-// and its position-only map side by side on the same input (seed 001 Fig. 4; SPEC.md §3), zoom,
+// and its position-only map side by side on the same input (Golovneva et al. 2024 Fig. 4; docs/formulas.md §3), zoom,
 // pan and hover linked between the two, a line saying how the map was made for this model, and
 // for CoPE heads the tokens the head counts, ranked by mean gate; for absolute models' layer 0
-// the right view can show each term of the logit decomposition instead (seed 004). Computed on the worker
+// the right view can show each term of the logit decomposition instead (Kernes 2021). Computed on the worker
 // (docs/position-maps.md); once computed it follows the head selected in the Heads panel.
 #include "app/gui/panels/panel.h"
 #include "app/gui/position_types.h"

@@ -50,7 +50,8 @@ TEST(PosLensReference, EveryCaseMatchesPyTorch) {
 
   nlohmann::json cases;
   std::ifstream(out / "cases.json") >> cases;
-  ASSERT_GE(cases.size(), 20u);
+  // Every case of tools/poslens_test_models.py's TEST_CASES (28): one left out is a failure.
+  ASSERT_EQ(cases.size(), 28u) << "tools/poslens_test_models.py made " << cases.size() << " cases";
   for (const auto& entry : cases) {
     const std::string name = entry.get<std::string>();
     SCOPED_TRACE(name);
@@ -70,7 +71,7 @@ TEST(PosLensReference, EveryCaseMatchesPyTorch) {
     for (const auto& info : reference.tensors()) {
       if (info.name == "input_ids") continue;
       const auto point = HookPoint::parse(info.name);
-      ASSERT_TRUE(point) << "reference capture with a name outside SPEC.md §1: " << info.name;
+      ASSERT_TRUE(point) << "reference capture with a name outside docs/formulas.md §1: " << info.name;
       const auto ours = captures.find(*point);
       ASSERT_TRUE(ours.defined()) << "PosLens has no " << info.name;
       const auto theirs = reference.load(info.name).to(torch::kFloat32);

@@ -1,4 +1,4 @@
-// ALiBi slopes and biases against values computed by hand from SPEC.md §2.
+// ALiBi slopes and biases against values computed by hand from docs/formulas.md §2.
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// CoPE (seed 001 §4, Appendix B; SPEC.md §2) against values computed by hand.
+// CoPE (Golovneva et al. 2024 §4, Appendix B; docs/formulas.md §2) against values computed by hand.
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>

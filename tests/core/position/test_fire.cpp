@@ -1,4 +1,4 @@
-// FIRE biases with a hand-set MLP against values computed by hand (SPEC.md §2 "FIRE").
+// FIRE biases with a hand-set MLP against values computed by hand (docs/formulas.md §2 "FIRE").
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Heinsen exponentiated-state position encoding (seed 002; SPEC.md §2): the parallel scan
+// Heinsen exponentiated-state position encoding (Heinsen 2024; docs/formulas.md §2): the parallel scan
 // equals the sequential recurrence, and a T=2 example computed by hand.
 #include <torch/torch.h>
 

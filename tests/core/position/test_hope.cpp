@@ -1,4 +1,4 @@
-// HoPE: the split index and the partial rotation, against hand values and RoPE (SPEC.md §2).
+// HoPE: the split index and the partial rotation, against hand values and RoPE (docs/formulas.md §2).
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// KERPLE log and power biases against values computed by hand (SPEC.md §2 "KERPLE").
+// KERPLE log and power biases against values computed by hand (docs/formulas.md §2 "KERPLE").
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// RoPE in both pairing conventions against rotations computed by hand (SPEC.md §2).
+// RoPE in both pairing conventions against rotations computed by hand (docs/formulas.md §2).
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Shaw relative position representations (SPEC.md §2) on a tiny example computed by hand.
+// Shaw relative position representations (docs/formulas.md §2) on a tiny example computed by hand.
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>

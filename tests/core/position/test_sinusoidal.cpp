@@ -1,4 +1,4 @@
-// Sinusoidal absolute table (SPEC.md §2) against values computed by hand for d_model = 4.
+// Sinusoidal absolute table (docs/formulas.md §2) against values computed by hand for d_model = 4.
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>

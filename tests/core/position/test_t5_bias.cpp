@@ -1,5 +1,5 @@
 // T5 relative-position buckets and bias against values computed by hand from HF's formula
-// (SPEC.md §2 "T5 bucket bias").
+// (docs/formulas.md §2 "T5 bucket bias").
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Transformer-XL rel-shift (seed 004; kimiyoung/transformer-xl) against direct O(n^2)
+// Transformer-XL rel-shift (Kernes 2021; kimiyoung/transformer-xl) against direct O(n^2)
 // constructions written here, and a hand example showing where each entry lands.
 #include <torch/torch.h>
 

@@ -1,6 +1,6 @@
 // Attention in blocks (core/runtime/attention.h) against the whole [T, T] computation
 // (reference::whole_attention, the pre-blocking algorithm), for every position method of
-// SPEC.md §2, GQA, sliding windows and bidirectional models: blocks of 4 query rows and key
+// docs/formulas.md §2, GQA, sliding windows and bidirectional models: blocks of 4 query rows and key
 // chunks of 5 (so no boundary lines up with anything) must give the same logits, patterns,
 // position terms, CoPE gates/positions and z to 1e-5, whether the maps are wanted (whole rows)
 // or not (keys streamed with the online softmax). Recomputing some heads, or a region of one,

@@ -101,7 +101,7 @@ TEST(FlipFlop, SameStreamSameBatchOtherStepOtherBatch) {
 TEST(SelectiveCopy, CopiesTheNonBlanksInOrder) {
   const auto task = make_task({"selective_copy", 0, {{"copies", "5"}, {"blanks", "7"}}});
   EXPECT_EQ(task->length(), 2 * 5 + 7 + 1);
-  EXPECT_EQ(task->tokenizer().vocab_size(), 16) << "16 symbols as seed 001 §5.2";
+  EXPECT_EQ(task->tokenizer().vocab_size(), 16) << "16 symbols as Golovneva et al. 2024 §5.2";
   for (const auto& [split, blanks] :
        std::vector<std::pair<std::string, int>>{{"test", 7}, {"dense", 3}, {"sparse", 14}}) {
     auto rng = split_rng("selective_copy", split);
