@@ -275,9 +275,9 @@ TEST(HeinsenStates, FileAndCsvHoldTheStates) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "position,token,feature,state,decay,logit");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 6 * 3);
   const auto row = csv.substr(csv.find('\n') + 1, csv.find('\n', csv.find('\n') + 1) - csv.find('\n') - 1);
-  EXPECT_EQ(row.substr(0, 6), "0,a,0,") << row;
+  EXPECT_EQ(row.substr(0, 8), "0,\"a\",0,") << row;  // tokens quoted
   const double state = s.state[0][0].item<double>();  // written with 9 significant digits
-  EXPECT_NEAR(std::stod(row.substr(6)), state, 1e-8 * std::max(1.0, std::abs(state))) << row;
+  EXPECT_NEAR(std::stod(row.substr(8)), state, 1e-8 * std::max(1.0, std::abs(state))) << row;
 }
 
 }  // namespace
