@@ -16,7 +16,7 @@
 #   --no-tests       only core + CLI (default: also poslens_core_tests)
 #   --target T       build only target T (repeatable; e.g. poslens-cli first, the tests later
 #                    with cmake --build), the configuration staying as the options say
-#   --deps TARBALL   the .tar.xz made by ../shared/device/make_deps_prefix.sh: headers and
+#   --deps TARBALL   the .tar.xz made by scripts/pack_build_deps.sh: headers and
 #                    libraries of HDF5, ICU, PCRE2, OpenSSL, CLI11, nlohmann-json and GoogleTest
 #                    for a machine with no -dev packages and no network (it is unpacked into the
 #                    build folder, never into /; the binaries find its libraries by RPATH)
@@ -127,13 +127,13 @@ dep_args=()
 mkdir -p "$build_dir"
 build_dir=$(cd "$build_dir" && pwd)
 if [[ -n $deps ]]; then
-  # A prefix of Debian packages unpacked (make_deps_prefix.sh): point CMake and pkg-config at it.
-  [[ -f $deps ]] || fail "--deps $deps: no such file (the .tar.xz of make_deps_prefix.sh)"
+  # A prefix of Debian packages unpacked (scripts/pack_build_deps.sh): point CMake and pkg-config at it.
+  [[ -f $deps ]] || fail "--deps $deps: no such file (the .tar.xz of scripts/pack_build_deps.sh)"
   rm -rf "$build_dir/deps" && mkdir -p "$build_dir/deps"
   tar -C "$build_dir/deps" -xJf "$deps" || fail "cannot unpack $deps"
   d=$build_dir/deps/prefix
   lib=$d/usr/lib/x86_64-linux-gnu
-  [[ -d $lib ]] || fail "$deps holds no usr/lib/x86_64-linux-gnu (made by make_deps_prefix.sh?)"
+  [[ -d $lib ]] || fail "$deps holds no usr/lib/x86_64-linux-gnu (made by scripts/pack_build_deps.sh?)"
   sed -i "s#/usr#$d/usr#g" "$lib"/pkgconfig/*.pc "$d"/usr/share/pkgconfig/*.pc
   printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s/usr/bin/pkgconf "$@"\n' "$lib" "$d" >"$build_dir/pkg-config"
   chmod +x "$build_dir/pkg-config"

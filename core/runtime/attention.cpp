@@ -437,10 +437,9 @@ at::Tensor LayerAttention::output(const BlockRequest& maps, const AttentionBlock
       const auto [k0, k1] = key_range(q0, q1);
       const auto s = block_scores(q0, q1, k0, k1, true);
       const bool whole_causal = config_.causal && config_.sliding_window == 0 && q0 == 0 && k1 == q1;
-      const auto bias = terms_ ? terms_bias(s.terms, s.allowed)
-                               : (whole_causal || !(config_.causal || config_.sliding_window > 0))
-                                     ? at::Tensor()
-                                     : s.allowed;
+      at::Tensor bias;  // the terms and the mask, or the mask alone where the kernel's own will not do
+      if (terms_) bias = terms_bias(s.terms, s.allowed);
+      else if (!whole_causal && (config_.causal || config_.sliding_window > 0)) bias = s.allowed;
       const auto f = fused_attention(narrow_unless_whole(q_, 2, q0, q1 - q0),
                                      narrow_unless_whole(k_, 2, k0, k1 - k0),
                                      narrow_unless_whole(v_, 2, k0, k1 - k0), bias,
