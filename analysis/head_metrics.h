@@ -1,5 +1,5 @@
 #pragma once
-// Head overview metrics (issue "position-only attention", item 3; docs/formulas.md §3): one number per
+// Head overview metrics (docs/analyses.md, docs/formulas.md §3): one number per
 // (layer, head) from a run's attention, so heads that attend by position stand out.
 #include <string>
 #include <vector>

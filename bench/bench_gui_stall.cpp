@@ -1,4 +1,4 @@
-// The longest stall of the GUI thread's event loop while a user works (issue 20: "the GUI thread
+// The longest stall of the GUI thread's event loop while a user works (the goal: "the GUI thread
 // never stalls > 100 ms"). A timer on the GUI thread fires every 2 ms; the longest gap between
 // two firings is how long the event loop could not run. Steps: open CHECKPOINT, run N tokens
 // (random ids), switch through every view and 20 heads without waiting, open the Position map

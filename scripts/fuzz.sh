@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes every PosLens reader of untrusted bytes with libFuzzer (fuzz/CMakeLists.txt, issue 20).
+# Fuzzes every PosLens reader of untrusted bytes with libFuzzer (fuzz/CMakeLists.txt, docs/reliability.md).
 #
 #   scripts/fuzz.sh [SECONDS]        every target for SECONDS each (default 600)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install test of the PosLens .deb packages (issue 20) in a clean Debian 12 (bookworm) chroot, or
+# Install test of the PosLens .deb packages in a clean Debian 12 (bookworm) chroot, or
 # Debian 13 (trixie) with --suite trixie (packages built there: scripts/test_trixie.sh).
 #
 #   sudo scripts/test_deb_install.sh [OPTIONS] DEB...     e.g. build/poslens*.deb

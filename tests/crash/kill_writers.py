@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """kill -9 at random points during every PosLens writer: the output is the previous file or none,
-never a half file (issue 20; core/base/atomic_file.h, docs/hdf5-layout.md "Atomic writing",
+never a half file (core/base/atomic_file.h, docs/hdf5-layout.md "Atomic writing",
 docs/training.md "Atomic checkpoints").
 
 Writers: `run` (HDF5 captures), `position-map` (HDF5), `heads` (HDF5), a figure (`position-map

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Files and arguments that claim far more than the machine has must fail fast, with one clear
-# message, in bounded memory (issue 20, docs/reliability.md):
+# message, in bounded memory (docs/reliability.md):
 #   1. a safetensors checkpoint claiming 1.1·10^12 parameters (a sparse 4.4 TB file),
 #   2. a tokenizer with ~10^9 merges (vocab.json + a sparse 4 GiB merges.txt),
 #   3. a 4 GiB JSON header (safetensors header length) and a 4 GiB config.json / tokenizer.json,
