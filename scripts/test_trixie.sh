@@ -51,7 +51,7 @@ fi
 step=start
 SECONDS=0
 fail() { echo "FAIL [$step] after ${SECONDS}s: $* (log: $out/$step.log)" >&2; exit 1; }
-begin() { step=$1; echo "== [$((SECONDS / 60)) min] $step"; }
+begin() { step=$1; : >"$out/$step.log"; echo "== [$((SECONDS / 60)) min] $step"; }
 # Runs a command in the chroot with a clean environment; output to OUT_DIR/<step>.log.
 in_chroot() {
   chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

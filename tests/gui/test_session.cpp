@@ -382,7 +382,12 @@ TEST_F(OpenSession, ALongHeadMapIsPooledAndARegionComesBackAtFullResolution) {
       }
       worst = std::max(worst, std::abs(static_cast<double>(v) - expected[r][c].item<double>()));
     }
-  EXPECT_LT(worst, 1e-5);  // the run streamed its keys, the capture did not: rounding
+  // Rounding only: the region is exp(score − lse) with the lse of rows 600..700 (the fused
+  // kernel's where LibTorch has it, else the online pass over key chunks), the capture's block
+  // of rows 0..255 or 512..767 (a softmax, or exp(score − its own kernel lse)); float32 logits of
+  // magnitude ~10 made by products of other shapes differ by ~1e-6 each, and the exp carries
+  // that into the pattern (LibTorch 2.6: 1.07e-5). A wrong cell or offset is off by ~1e-2.
+  EXPECT_LT(worst, 5e-5);
 }
 
 }  // namespace
