@@ -124,4 +124,8 @@ if ((!skip_install)); then
     "$out"/poslens*.deb >"$out/install.log" 2>&1 || fail "the install test"
   grep -E '^PASS|screenshot|packages installed by apt' "$out/install.log"
 fi
-echo "PASS: trixie build, suite, packages and install ($((SECONDS / 60)) min); logs in $out"
+ran="build"
+((skip_suite)) || ran+=", suite"
+ran+=", packages"
+((skip_install)) || ran+=" and install"
+echo "PASS: trixie $ran ($((SECONDS / 60)) min); logs in $out"
