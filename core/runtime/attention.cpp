@@ -83,6 +83,18 @@ at::Tensor terms_bias(const ScoreTerms& terms, const at::Tensor& allowed) {
   return bias.masked_fill(allowed.logical_not(), kNegInf);
 }
 
+/// How the fused kernel masks rows [q0, q1) against keys [k0, k1) of a layer without additive
+/// terms: its own causal flag for the whole of a causal layer, else the allowed mask where some
+/// key is hidden (causal or a sliding window), else nothing.
+struct KernelMask {
+  bool causal = false;
+  bool needs_allowed = false;
+};
+KernelMask kernel_mask(const ModelConfig& c, int64_t q0, int64_t q1, int64_t k0, int64_t k1) {
+  const bool whole_causal = c.causal && c.sliding_window == 0 && q0 == 0 && k0 == 0 && k1 == q1;
+  return {whole_causal, !whole_causal && (c.causal || c.sliding_window > 0)};
+}
+
 }  // namespace
 
 at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int64_t k0, int64_t k1,
@@ -368,7 +380,6 @@ FusedAttention LayerAttention::fused_rows(int64_t q0, int64_t q1, bool with_lse)
   // Without kept values (the GUI keeps q and k) only the lse is asked for: k stands in for v.
   const auto vb = v_.defined() ? narrow_unless_whole(v_, 2, k0, k1 - k0) : kb;
   const auto device = q_.device();
-  const int64_t W = config_.sliding_window;
   if (terms_) {  // the encoding's terms and the mask as one float bias
     const auto allowed = allowed_block(config_, q0, q1, k0, k1, device);
     auto in = block_inputs(q0, q1, k0, k1, true);
@@ -377,10 +388,9 @@ FusedAttention LayerAttention::fused_rows(int64_t q0, int64_t q1, bool with_lse)
     encoding_.add_score_terms(in, terms);
     return fused_attention(qb, kb, vb, terms_bias(terms, allowed), false, scale_, with_lse);
   }
-  const bool whole_causal = config_.causal && W == 0 && q0 == 0 && k0 == 0 && k1 == q1;
-  const bool masked = !whole_causal && (config_.causal || W > 0);
-  return fused_attention(qb, kb, vb, masked ? allowed_block(config_, q0, q1, k0, k1, device) : at::Tensor(),
-                         whole_causal, scale_, with_lse);
+  const auto mask = kernel_mask(config_, q0, q1, k0, k1);
+  return fused_attention(qb, kb, vb, mask.needs_allowed ? allowed_block(config_, q0, q1, k0, k1, device) : at::Tensor(),
+                         mask.causal, scale_, with_lse);
 }
 
 at::Tensor LayerAttention::fused_output(const AttentionBlocking& blocking) const {
@@ -436,17 +446,13 @@ at::Tensor LayerAttention::output(const BlockRequest& maps, const AttentionBlock
       const int64_t q1 = std::min(T_, q0 + R);
       const auto [k0, k1] = key_range(q0, q1);
       const auto s = block_scores(q0, q1, k0, k1, true);
-      const bool whole_causal = config_.causal && config_.sliding_window == 0 && q0 == 0 && k1 == q1;
-      at::Tensor bias;  // the terms and the mask, or the mask alone where the kernel's own will not do
-      if (terms_) bias = terms_bias(s.terms, s.allowed);
-      else if (!whole_causal && (config_.causal || config_.sliding_window > 0)) bias = s.allowed;
+      const auto mask = terms_ ? KernelMask{} : kernel_mask(config_, q0, q1, k0, k1);
+      const auto bias = terms_ ? terms_bias(s.terms, s.allowed) : mask.needs_allowed ? s.allowed : at::Tensor();
       const auto f = fused_attention(narrow_unless_whole(q_, 2, q0, q1 - q0),
                                      narrow_unless_whole(k_, 2, k0, k1 - k0),
-                                     narrow_unless_whole(v_, 2, k0, k1 - k0), bias,
-                                     whole_causal && !terms_, scale_, kernel_lse);
-      auto block = make_block(s, maps, f.lse);
-      if (on_block) on_block(block);
-      block = {};
+                                     narrow_unless_whole(v_, 2, k0, k1 - k0), bias, mask.causal,
+                                     scale_, kernel_lse);
+      if (on_block) on_block(make_block(s, maps, f.lse));
       out.add(q0, f.z);
     }
   } else if (maps.any_map() || encoding_.needs_whole_rows()) {
