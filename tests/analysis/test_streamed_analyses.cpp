@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <string>
 
 #include "analysis/analysis_files.h"
 #include "analysis/frequency_usage.h"
@@ -272,9 +274,12 @@ TEST(HeinsenStates, FileAndCsvHoldTheStates) {
   EXPECT_EQ(in.read_strings("/tokens/text"), input.labels);
   EXPECT_NE(in.string_attribute("/analysis/heinsen", "recurrence").find("Heinsen 2024"), std::string::npos);
   const auto csv = heinsen_states_csv(s, input.labels);
-  EXPECT_EQ(csv.substr(0, csv.find('\n')), "position,token,feature,state,decay,logit");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 6 * 3);
-  const auto row = csv.substr(csv.find('\n') + 1, csv.find('\n', csv.find('\n') + 1) - csv.find('\n') - 1);
+  std::istringstream lines(csv);
+  std::string header, row;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  EXPECT_EQ(header, "position,token,feature,state,decay,logit");
   EXPECT_EQ(row.substr(0, 8), "0,\"a\",0,") << row;  // tokens quoted
   const double state = s.state[0][0].item<double>();  // written with 9 significant digits
   EXPECT_NEAR(std::stod(row.substr(8)), state, 1e-8 * std::max(1.0, std::abs(state))) << row;
