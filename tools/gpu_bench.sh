@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PosLens on a CUDA GPU beside HF transformers, in one run, one table (docs/performance.md,
-# "GPU"). On a machine with CUDA, a Python torch 2.x and transformers (the GPU image of
-# ../shared/device/README.md):
+# "GPU"). On a machine with CUDA, a Python torch 2.x and transformers (a GPU image without
+# -dev packages takes --deps, the tarball of scripts/pack_build_deps.sh):
 #   1. builds poslens-cli against that torch (scripts/build_cuda.sh; --deps for an image without
 #      -dev packages), or takes --build DIR; the core tests build in the background, and
 #      `ctest -L gpu` runs at the end where time is left;
