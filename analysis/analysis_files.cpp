@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analysis/analysis_registry.h"
 #include "analysis/csv_text.h"
 #include "core/base/error.h"
 #include "core/position/rope_scaling.h"
@@ -17,11 +18,20 @@ at::Tensor ids_tensor(const AnalysisInput& input) {
   return torch::tensor(input.ids, torch::kLong).unsqueeze(0);
 }
 
+/// The error of a file whose datasets do not fit together.
+Error inconsistent(const Hdf5Reader& file, const char* group) {
+  return Error(file.path() + ": " + group + " datasets of inconsistent shapes");
+}
+
 }  // namespace
+
+std::vector<std::string> read_token_labels(const Hdf5Reader& file) {
+  return file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
+}
 
 void write_massive_activations_hdf5(const std::string& path, const MassiveActivations& m,
                                     const AnalysisInput& input, const ExportMetadata& meta) {
-  const std::string g = "/analysis/massive_activations";
+  const std::string g = kMassiveActivationsGroup;
   const std::vector<std::string> dims = {"layer", "rank"};
   std::vector<Hdf5Dataset> d = {
       {g + "/top_values", m.top_values, {}, dims, {}},
@@ -58,7 +68,7 @@ std::string massive_activations_csv(const MassiveActivations& m, const std::vect
 
 void write_frequency_usage_hdf5(const std::string& path, const FrequencyUsage& u,
                                 const AnalysisInput& input, const ExportMetadata& meta) {
-  const std::string g = "/analysis/frequency_usage";
+  const std::string g = kFrequencyUsageGroup;
   std::vector<Hdf5Dataset> d = {
       {g + "/q_norm", u.q_norm, {}, {"layer", "head", "component"}, {}},
       {g + "/k_norm", u.k_norm, {}, {"layer", "kv_head", "component"}, {}},
@@ -77,6 +87,18 @@ void write_frequency_usage_hdf5(const std::string& path, const FrequencyUsage& u
   write_analysis_hdf5(path, d, {{g, attrs}}, ids_tensor(input), input.labels, meta);
 }
 
+MassiveActivations read_massive_activations_hdf5(const Hdf5Reader& file) {
+  check_analysis_file_version(file);
+  const std::string g = std::string(kMassiveActivationsGroup) + "/";
+  MassiveActivations m{file.read(g + "top_values"), file.read(g + "top_positions"), file.read(g + "top_dims"),
+                       file.read(g + "median"), file.read(g + "massive").to(torch::kBool)};
+  if (m.top_values.dim() != 2 || m.top_positions.sizes() != m.top_values.sizes() ||
+      m.top_dims.sizes() != m.top_values.sizes() || m.massive.sizes() != m.top_values.sizes() ||
+      m.median.dim() != 1 || m.median.size(0) != m.top_values.size(0) || m.top_values.size(1) < 1)
+    throw inconsistent(file, kMassiveActivationsGroup);
+  return m;
+}
+
 std::string frequency_usage_csv(const FrequencyUsage& u) {
   std::string text = "layer,head,component,theta,q_norm,k_norm\n";
   const int64_t L = u.q_norm.size(0), H = u.q_norm.size(1), C = u.q_norm.size(2);
@@ -91,9 +113,26 @@ std::string frequency_usage_csv(const FrequencyUsage& u) {
   return text;
 }
 
+FrequencyUsage read_frequency_usage_hdf5(const Hdf5Reader& file) {
+  check_analysis_file_version(file);
+  const std::string g = kFrequencyUsageGroup;
+  FrequencyUsage u;
+  u.q_norm = file.read(g + "/q_norm");
+  u.k_norm = file.read(g + "/k_norm");
+  u.rotary.theta = file.read(g + "/theta");
+  u.rotary.rotary_dim = file.int_attribute(g, "rotary_dim");
+  u.rotary.kept_components = file.int_attribute(g, "kept_components");
+  u.L = file.int_attribute(g, "L");
+  if (u.q_norm.dim() != 3 || u.k_norm.dim() != 3 || u.rotary.theta.dim() != 1 ||
+      u.q_norm.size(2) != u.rotary.theta.size(0) || u.k_norm.size(2) != u.q_norm.size(2) || u.q_norm.size(0) < 1 ||
+      u.k_norm.size(0) != u.q_norm.size(0) || u.k_norm.size(1) < 1 || u.q_norm.size(1) % u.k_norm.size(1) != 0)
+    throw inconsistent(file, kFrequencyUsageGroup);
+  return u;
+}
+
 void write_divergence_hdf5(const std::string& path, const PatternDivergence& r, const AnalysisInput& input,
                            const ExportMetadata& first, const ExportMetadata& second) {
-  const std::string g = "/analysis/divergence";
+  const std::string g = kDivergenceGroup;
   std::vector<Hdf5Dataset> d = {
       {g + "/per_head", r.per_head, {}, {"layer", "head"}, {}},
       {g + "/per_query", r.per_query, {}, {"layer", "q_pos"}, {}},
@@ -115,9 +154,21 @@ std::string divergence_csv(const PatternDivergence& r) {
   return text;
 }
 
+DivergenceFile read_divergence_hdf5(const Hdf5Reader& file) {
+  check_analysis_file_version(file);
+  const std::string g = kDivergenceGroup;
+  DivergenceFile f{{file.read(g + "/per_head"), file.read(g + "/per_query")},
+                   file.string_attribute(g, "second_checkpoint")};
+  const auto& d = f.divergence;
+  if (d.per_head.dim() != 2 || d.per_query.dim() != 2 || d.per_head.size(0) != d.per_query.size(0) ||
+      d.per_head.numel() == 0)
+    throw inconsistent(file, kDivergenceGroup);
+  return f;
+}
+
 void write_length_loss_hdf5(const std::string& path, const std::vector<LossCurve>& curves, int64_t L,
                             const std::string& text_source, const ExportMetadata& meta) {
-  const std::string g = "/analysis/length_loss";
+  const std::string g = kLengthLossGroup;
   std::vector<at::Tensor> loss;
   std::vector<std::string> names;
   std::vector<int64_t> windows;
@@ -139,6 +190,21 @@ void write_length_loss_hdf5(const std::string& path, const std::vector<LossCurve
   write_analysis_hdf5(path, d, {{g, attrs}}, {}, {}, meta);
 }
 
+LengthLossFile read_length_loss_hdf5(const Hdf5Reader& file) {
+  check_analysis_file_version(file);
+  const std::string g = kLengthLossGroup;
+  const auto loss = file.read(g + "/loss");
+  const auto names = file.read_strings(g + "/curves");
+  const auto windows = file.read(g + "/windows");
+  if (loss.dim() != 2 || loss.size(0) != static_cast<int64_t>(names.size()) || windows.numel() != loss.size(0))
+    throw inconsistent(file, kLengthLossGroup);
+  LengthLossFile f;
+  for (int64_t c = 0; c < loss.size(0); ++c)
+    f.curves.push_back({names[static_cast<size_t>(c)], loss[c], windows[c].item<int64_t>()});
+  f.L = file.int_attribute(g, "L");
+  return f;
+}
+
 std::string length_loss_csv(const std::vector<LossCurve>& curves) {
   std::string text = "position";
   for (const auto& c : curves) text += "," + csv_quoted(c.name);
@@ -154,7 +220,7 @@ std::string length_loss_csv(const std::vector<LossCurve>& curves) {
 
 void write_position_offset_hdf5(const std::string& path, const OffsetEffect& e, const AnalysisInput& input,
                                 const ExportMetadata& meta) {
-  const std::string g = "/analysis/position_offset";
+  const std::string g = kPositionOffsetGroup;
   std::vector<Hdf5Dataset> d = {
       {g + "/per_head", e.divergence.per_head, {}, {"layer", "head"}, {}},
       {g + "/per_query", e.divergence.per_query, {}, {"layer", "q_pos"}, {}},
@@ -169,9 +235,25 @@ void write_position_offset_hdf5(const std::string& path, const OffsetEffect& e, 
   write_analysis_hdf5(path, d, {{g, attrs}}, ids_tensor(input), input.labels, meta);
 }
 
+OffsetEffect read_position_offset_hdf5(const Hdf5Reader& file) {
+  check_analysis_file_version(file);
+  const std::string g = kPositionOffsetGroup;
+  OffsetEffect e;
+  e.divergence = {file.read(g + "/per_head"), file.read(g + "/per_query")};
+  e.pattern = file.read(g + "/pattern").to(torch::kFloat32);
+  e.shifted = file.read(g + "/shifted").to(torch::kFloat32);
+  e.offset = file.int_attribute(g, "offset");
+  e.layer = static_cast<int>(file.int_attribute(g, "layer"));
+  e.head = static_cast<int>(file.int_attribute(g, "head"));
+  if (e.divergence.per_head.dim() != 2 || e.pattern.dim() != 2 || e.shifted.sizes() != e.pattern.sizes() ||
+      e.divergence.per_query.dim() != 2)
+    throw inconsistent(file, kPositionOffsetGroup);
+  return e;
+}
+
 void write_heinsen_states_hdf5(const std::string& path, const HeinsenStates& s, const AnalysisInput& input,
                                const ExportMetadata& meta) {
-  const std::string g = "/analysis/heinsen";
+  const std::string g = kHeinsenStatesGroup;
   std::vector<Hdf5Dataset> d = {
       {g + "/state", s.state, {}, {"pos", "feature"}, {}},
       {g + "/decay", s.decay, {}, {"pos", "feature"}, {}},
@@ -180,6 +262,15 @@ void write_heinsen_states_hdf5(const std::string& path, const HeinsenStates& s, 
   const std::vector<Hdf5Attribute> attrs = {
       {"recurrence", std::string("s_i = log(p_i exp(s_{i-1}) + exp(h_i)), s_0 = 0 (Heinsen 2024, eqs. 1-3)")}};
   write_analysis_hdf5(path, d, {{g, attrs}}, ids_tensor(input), input.labels, meta);
+}
+
+HeinsenStates read_heinsen_states_hdf5(const Hdf5Reader& file) {
+  check_analysis_file_version(file);
+  const std::string g = kHeinsenStatesGroup;
+  HeinsenStates s{file.read(g + "/state"), file.read(g + "/decay"), file.read(g + "/logits")};
+  if (s.state.dim() != 2 || s.decay.sizes() != s.state.sizes() || s.logits.sizes() != s.state.sizes())
+    throw inconsistent(file, kHeinsenStatesGroup);
+  return s;
 }
 
 std::string heinsen_states_csv(const HeinsenStates& s, const std::vector<std::string>& labels) {

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "analysis/analysis_registry.h"
 #include "analysis/rope_markers_data.h"
 
 namespace poslens {
@@ -66,15 +67,15 @@ void write_probe_hdf5(const std::string& path, const ProbeResult& p, uint64_t se
                       const ProbeResult* extrapolation) {
   Datasets d;
   std::vector<std::pair<std::string, Attributes>> groups;
-  add_probe(d, groups, "/analysis/probe", p, seed, every_token);
+  add_probe(d, groups, kProbeGroup, p, seed, every_token);
   if (extrapolation)
-    add_probe(d, groups, "/analysis/probe_extrapolation", *extrapolation, seed, every_token);
+    add_probe(d, groups, kProbeExtrapolationGroup, *extrapolation, seed, every_token);
   write_analysis_hdf5(path, d, groups, {}, {}, meta);
 }
 
 void write_frequencies_hdf5(const std::string& path, const TextDecomposition& t,
                             const ExportMetadata& meta) {
-  const std::string g = "/analysis/frequencies";
+  const std::string g = kFrequenciesGroup;
   Datasets d;
   add(d, g, "components", t.components, {"head", "component", "q_pos", "k_pos"});
   add(d, g, "scores", t.scores, {"head", "q_pos", "k_pos"});
@@ -92,7 +93,7 @@ void write_frequencies_hdf5(const std::string& path, const TextDecomposition& t,
 
 void write_compare_hdf5(const std::string& path, const CompareResult& c,
                         const ExportMetadata& meta) {
-  const std::string g = "/analysis/compare";
+  const std::string g = kCompareGroup;
   const auto& first = c.probes.front();
   std::vector<at::Tensor> scores, components;
   for (const auto& p : c.probes) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/analysis_registry.h"
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/runtime/run.h"
@@ -96,7 +97,7 @@ void PositionMapFile::add(const PositionMapBlock& b) {
 }
 
 void PositionMapFile::finish(const PositionMapResult& r) {
-  if (!created_.count("/analysis/position_map"))
+  if (!created_.count(kPositionMapGroup))
     throw Error("position map: no head was mapped (check --heads)");
   if (r.cope) {
     const auto& c = *r.cope;
@@ -125,12 +126,29 @@ void write_head_metrics_hdf5(const std::string& path, const HeadMetrics& m,
                              const std::vector<int64_t>& ids, const std::vector<std::string>& labels,
                              const std::vector<std::string>& methods, const ExportMetadata& meta) {
   Datasets d;
-  d.push_back({"/analysis/heads/values", m.values, {}, {"layer", "head", "metric"},
+  d.push_back({std::string(kHeadsGroup) + "/values", m.values, {}, {"layer", "head", "metric"},
                {{"methods", methods}}});
-  d.push_back({"/analysis/heads/metrics", {}, head_metric_names(), {"metric"}, {}});
+  d.push_back({std::string(kHeadsGroup) + "/metrics", {}, head_metric_names(), {"metric"}, {}});
   if (!m.induction_ids.empty())  // what the induction column was measured on
-    d.push_back({"/analysis/heads/induction_ids", torch::tensor(m.induction_ids, torch::kLong), {}, {"pos"}, {}});
+    d.push_back({std::string(kHeadsGroup) + "/induction_ids", torch::tensor(m.induction_ids, torch::kLong), {}, {"pos"}, {}});
   write_analysis_hdf5(path, d, {}, torch::tensor(ids, torch::kLong).unsqueeze(0), labels, meta);
+}
+
+HeadMetrics read_head_metrics_hdf5(const Hdf5Reader& file) {
+  check_analysis_file_version(file);
+  const std::string g = kHeadsGroup;
+  const auto values = file.read(g + "/values");
+  const auto names = file.read_strings(g + "/metrics");
+  if (values.dim() != 3 || values.size(2) != static_cast<int64_t>(names.size()) || names != head_metric_names())
+    throw Error(file.path() + ": its head metrics are not this version's (" + std::to_string(names.size()) +
+                " metrics)");
+  HeadMetrics m;
+  m.values = values.to(torch::kDouble);
+  if (file.exists(g + "/induction_ids")) {
+    const auto ids = file.read(g + "/induction_ids").contiguous();
+    m.induction_ids.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+  }
+  return m;
 }
 
 void write_head_metrics_csv(const std::string& path, const HeadMetrics& m) {

@@ -8,6 +8,7 @@
 #include "analysis/head_metrics.h"
 #include "analysis/position_map.h"
 #include "core/formats/hdf5_export.h"
+#include "core/formats/hdf5_reader.h"
 
 namespace poslens {
 
@@ -55,6 +56,11 @@ class PositionMapFile {
 void write_head_metrics_hdf5(const std::string& path, const HeadMetrics& m,
                              const std::vector<int64_t>& ids, const std::vector<std::string>& labels,
                              const std::vector<std::string>& methods, const ExportMetadata& meta);
+
+/// What write_head_metrics_hdf5 wrote: values (float64) and induction_ids. Throws
+/// poslens::Error naming the file for another PosLens version's file, metrics other than
+/// head_metric_names() or a values shape that does not fit.
+HeadMetrics read_head_metrics_hdf5(const Hdf5Reader& file);
 
 /// head_metrics_csv() of `m`, written atomically. Throws poslens::Error.
 void write_head_metrics_csv(const std::string& path, const HeadMetrics& m);

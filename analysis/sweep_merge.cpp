@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/analysis_registry.h"
 #include "analysis/checkpoint_series.h"
 #include "core/base/error.h"
 #include "core/formats/hdf5_export.h"
@@ -30,7 +31,7 @@ int64_t step_of(const std::string& checkpoint) {
 
 /// The probe series of the items, as /analysis/compare (frequency_export.cpp's layout).
 void add_series(Hdf5Writer& file, const std::vector<MergeItem>& items) {
-  const std::string g = "/analysis/compare";
+  const std::string g = kCompareGroup, probe = kProbeGroup;
   std::vector<at::Tensor> vaf, scores, components;
   std::vector<std::string> names, digests;
   std::vector<int64_t> steps;
@@ -38,17 +39,17 @@ void add_series(Hdf5Writer& file, const std::vector<MergeItem>& items) {
   std::vector<int64_t> shape;
   for (const auto& item : items) {
     const Hdf5Reader in(item.file);
-    const auto v = in.read("/analysis/probe/vaf");
+    const auto v = in.read(probe + "/vaf");
     if (shape.empty()) {
       shape = v.sizes().vec();
-      theta = in.read("/analysis/probe/theta");
-      activated = in.read("/analysis/probe/activated").to(torch::kBool);
+      theta = in.read(probe + "/theta");
+      activated = in.read(probe + "/activated").to(torch::kBool);
     } else if (v.sizes().vec() != shape) {
       throw Error(item.file + ": its probe has another shape than the first item's (layers × components)");
     }
     vaf.push_back(v.to(torch::kFloat32));
-    scores.push_back(in.read("/analysis/probe/scores").to(torch::kFloat32));
-    components.push_back(in.read("/analysis/probe/components").to(torch::kFloat32).mean(1));
+    scores.push_back(in.read(probe + "/scores").to(torch::kFloat32));
+    components.push_back(in.read(probe + "/components").to(torch::kFloat32).mean(1));
     names.push_back(item.checkpoint);
     digests.push_back(in.string_attribute("/", "weights_sha256"));
     steps.push_back(step_of(item.checkpoint));
@@ -63,7 +64,6 @@ void add_series(Hdf5Writer& file, const std::vector<MergeItem>& items) {
   file.add({g + "/activated", activated, {}, {"component"}, {}});
   // The first probe's settings, as compare writes them (T, samples, L, pairing, HoPE's cut).
   const Hdf5Reader first(items.front().file);
-  const std::string probe = "/analysis/probe";
   file.group_attributes(g, {{"merged_from", std::string("a sweep of ") + std::to_string(items.size()) + " probes"},
                             {"T", first.int_attribute(probe, "T")},
                             {"n_samples", first.int_attribute(probe, "n_samples")},

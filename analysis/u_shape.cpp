@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "analysis/analysis_registry.h"
 #include "analysis/checkpoint_series.h"
 #include "analysis/csv_text.h"
 #include "core/base/error.h"
@@ -97,7 +98,7 @@ std::string u_shape_csv(const UShapes& u) {
 }
 
 void write_u_shape_hdf5(const std::string& path, const UShapes& u) {
-  const std::string g = "/analysis/u_shape";
+  const std::string g = kUShapeGroup;
   const std::vector<Hdf5Dataset> d = {
       {g + "/scores", u.scores, {}, {"model", "layer", "key_pos"}, {}},
       {g + "/minimum", u_shape_minimum_position(u), {}, {"model", "layer"}, {}},
@@ -111,6 +112,22 @@ void write_u_shape_hdf5(const std::string& path, const UShapes& u) {
       {"measure", std::string("last query's pre-softmax logit to each key, mean over heads and over "
                               "[BOS] + one token repeated (Chen et al. 2024 §4.1)")}};
   write_analysis_hdf5(path, d, {{g, attrs}}, {}, {}, u.meta);
+}
+
+UShapes read_u_shape_hdf5(const Hdf5Reader& file) {
+  check_analysis_file_version(file);
+  const std::string g = kUShapeGroup;
+  UShapes u;
+  u.scores = file.read(g + "/scores");
+  u.checkpoints = file.string_list_attribute(g, "checkpoints");
+  u.encodings = file.string_list_attribute(g, "encodings");
+  u.weights_sha256 = file.string_list_attribute(g, "weights_sha256");
+  u.T = file.int_attribute(g, "T");
+  u.n_samples = file.int_attribute(g, "n_samples");
+  if (u.scores.dim() != 3 || u.scores.size(0) != static_cast<int64_t>(u.checkpoints.size()) ||
+      u.encodings.size() != u.checkpoints.size() || u.scores.size(2) != u.T || u.T < 3 || u.scores.size(1) < 1)
+    throw Error(file.path() + ": " + kUShapeGroup + " datasets of inconsistent shapes");
+  return u;
 }
 
 }  // namespace poslens

@@ -14,6 +14,7 @@
 #include "analysis/curve_data.h"
 #include "analysis/rope_probe.h"
 #include "core/formats/hdf5_export.h"
+#include "core/formats/hdf5_reader.h"
 #include "core/runtime/checkpoint.h"
 
 namespace poslens {
@@ -57,5 +58,8 @@ std::string u_shape_csv(const UShapes& u);
 /// with attributes `checkpoints`, `encodings`, `weights_sha256` (lists, per model), `T`,
 /// `n_samples`; u.meta as root attributes. Atomic. Throws poslens::Error.
 void write_u_shape_hdf5(const std::string& path, const UShapes& u);
+/// What write_u_shape_hdf5 wrote (not meta). Throws poslens::Error naming the file for another
+/// PosLens version's file (check_analysis_file_version) or shapes that do not fit.
+UShapes read_u_shape_hdf5(const Hdf5Reader& file);
 
 }  // namespace poslens

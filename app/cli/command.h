@@ -4,7 +4,7 @@
 // exit 1). Commands that run a model on an input share two option groups, "Model"
 // (checkpoint, --tokenizer, --device, --dtype) and "Input" (--text or --tokens), so they read
 // and behave the same everywhere. Adding a subcommand is its file and one line in
-// command_list.cpp.
+// command_list.cpp (an analysis also has its line in analysis/analysis_registry.cpp).
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -77,7 +77,10 @@ struct Command {
   std::function<void()> run;
 };
 
-/// Every subcommand, in the order --help lists them.
+/// Every subcommand, in the order --help lists them: one per analysis of the registry
+/// (analysis/analysis_registry.h) among them. Throws poslens::Error when an analysis has none.
 std::vector<Command> all_commands();
+/// Whether the registry's analysis `analysis` has its subcommand (command_list.cpp).
+bool has_analysis_command(const std::string& analysis);
 
 }  // namespace poslens::cli

@@ -1,6 +1,13 @@
-// Every poslens-cli subcommand, in the order --help lists them: a new one is one line here
-// (and its own file, which defines its Command).
+// Every poslens-cli subcommand, in the order --help lists them: the model commands, then one per
+// analysis of the registry (analysis/analysis_registry.h, bound here by name), then the tools.
+// A new analysis is its registry line, its file (which defines its Command) and one line in
+// kAnalysisCommands; a new tool is its file and one line in all_commands().
 #include "app/cli/command.h"
+
+#include <string>
+
+#include "analysis/analysis_registry.h"
+#include "core/base/error.h"
 
 namespace poslens::cli {
 
@@ -26,15 +33,51 @@ Command sweep_command();
 Command merge_command();
 Command tokenize_command();
 
+namespace {
+
+struct AnalysisCommand {
+  const char* analysis;  ///< its registry name, which is also the subcommand's
+  Command (*make)();
+};
+
+constexpr AnalysisCommand kAnalysisCommands[] = {
+    {"probe", probe_command},
+    {"frequencies", frequencies_command},
+    {"compare", compare_command},
+    {"u-shape", u_shape_command},
+    {"position-map", position_map_command},
+    {"heads", heads_command},
+    {"massive-activations", massive_activations_command},
+    {"frequency-usage", frequency_usage_command},
+    {"divergence", divergence_command},
+    {"length-loss", length_loss_command},
+    {"position-offset", position_offset_command},
+    {"heinsen-states", heinsen_states_command},
+};
+
+}  // namespace
+
+bool has_analysis_command(const std::string& analysis) {
+  for (const auto& bound : kAnalysisCommands)
+    if (analysis == bound.analysis) return true;
+  return false;
+}
+
 std::vector<Command> all_commands() {
-  return {info_command(),        run_command(),         generate_command(),
-          convert_command(),     train_command(),       eval_command(),
-          probe_command(),       frequencies_command(), compare_command(),
-          u_shape_command(),
-          position_map_command(), heads_command(),      massive_activations_command(),
-          frequency_usage_command(), divergence_command(), length_loss_command(),
-          position_offset_command(), heinsen_states_command(), sweep_command(),
-          merge_command(),       tokenize_command()};
+  std::vector<Command> commands = {info_command(),    run_command(),   generate_command(),
+                                   convert_command(), train_command(), eval_command()};
+  for (const auto& entry : analysis_entries()) {
+    bool found = false;
+    for (const auto& bound : kAnalysisCommands)
+      if (std::string(entry.name) == bound.analysis) {
+        commands.push_back(bound.make());
+        found = true;
+      }
+    // Cli.EveryRegistryAnalysisIsASubcommand keeps this from happening in a release.
+    if (!found) throw Error(std::string("poslens-cli has no subcommand for the analysis \"") + entry.name + "\"");
+  }
+  for (const auto& tool : {sweep_command, merge_command, tokenize_command}) commands.push_back(tool());
+  return commands;
 }
 
 }  // namespace poslens::cli

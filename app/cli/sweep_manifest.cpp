@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/analysis_registry.h"
 #include "analysis/checkpoint_series.h"
 #include "core/base/error.h"
 #include "core/base/untrusted_json.h"
@@ -24,9 +25,13 @@ std::string resolved(const fs::path& base, const std::string& path) {
 }  // namespace
 
 const std::vector<std::string>& sweep_analyses() {
-  static const std::vector<std::string> names = {
-      "probe",      "frequencies",   "heads",       "massive-activations", "frequency-usage", "divergence",
-      "length-loss", "position-offset", "heinsen-states", "position-map", "run"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> list;
+    for (const auto& entry : analysis_entries())
+      if (entry.sweep) list.push_back(entry.name);
+    list.push_back("run");  // a forward keeping captures (run --capture … --out)
+    return list;
+  }();
   return names;
 }
 

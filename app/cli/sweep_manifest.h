@@ -23,7 +23,8 @@ struct SweepItem {
   std::vector<std::string> options;  ///< its options, without --out
 };
 
-/// The subcommands a sweep may run: those that take a checkpoint and write one --out file.
+/// The subcommands a sweep may run: the registry's analyses marked `sweep` (each takes one
+/// checkpoint and writes one --out file), in registry order, then "run" (a capture file).
 const std::vector<std::string>& sweep_analyses();
 
 /// Reads and expands `path`. Throws poslens::Error naming the manifest and the item for

@@ -76,8 +76,11 @@ at::Tensor embedding(const Pass& p, const ModelWeights& w, const at::Tensor& ids
     p.emit(HookKind::PosEmbed, -1, input.added);
     x = x + input.added;
   }
-  if (c.embed_norm) x = norm(c, x, w.embed_norm, w.embed_norm_bias);
-  return x;
+  return embedding_norm(c, w, x);
+}
+
+at::Tensor embedding_norm(const ModelConfig& c, const ModelWeights& w, const at::Tensor& x) {
+  return c.embed_norm ? norm(c, x, w.embed_norm, w.embed_norm_bias) : x;
 }
 
 Projections self_attention(const LayerWeights& w) {

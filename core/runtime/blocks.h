@@ -69,6 +69,12 @@ at::Tensor activation(Activation a, const at::Tensor& x);
 /// `token_types` int64 [batch, pos] or undefined (all type 0); ignored without type embeddings.
 at::Tensor embedding(const Pass& p, const ModelWeights& w, const at::Tensor& ids, const at::Tensor& token_types);
 
+/// The embedding norm of a model that has one (`embed_norm`: BLOOM's
+/// word_embeddings_layernorm, BERT's embeddings.LayerNorm) applied to the embedding sum `x`
+/// [batch, pos, d_model]; `x` itself otherwise. The one place this rule lives: the forward's
+/// embedding and Transformer::qk_projections both call it.
+at::Tensor embedding_norm(const ModelConfig& c, const ModelWeights& w, const at::Tensor& x);
+
 /// hook_embed alone: token embeddings times config.embed_scale (rounded to the dtype first, as
 /// HF Gemma's normalizer is), [batch, pos, d_model].
 at::Tensor token_embedding(const ModelConfig& c, const ModelWeights& w, const at::Tensor& ids);

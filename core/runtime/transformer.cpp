@@ -239,8 +239,7 @@ std::pair<at::Tensor, at::Tensor> Transformer::qk_projections(int layer, const a
   const auto& w = weights_.layers[static_cast<size_t>(layer)];
   auto h = x.to(device(), dtype());
   // A pre-norm model with an embedding norm (BLOOM) puts both in front of layer 0's q/k.
-  if (layer == 0 && c.embed_norm && c.norm_placement == NormPlacement::Pre)
-    h = blocks::norm(c, h, weights_.embed_norm, weights_.embed_norm_bias);
+  if (layer == 0 && c.norm_placement == NormPlacement::Pre) h = blocks::embedding_norm(c, weights_, h);
   const auto in = blocks::attention_input_norm(c, weights_, layer);
   if (in.present) h = blocks::norm(c, h, in.weight, in.bias);
   const auto q = blocks::projection(c, h, w.w_q, w.b_q, c.n_heads).transpose(1, 2);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "analysis/analysis_registry.h"
 #include "app/cli_runner.h"
 #include "core/formats/hdf5_reader.h"
 #include "fixtures.h"
@@ -195,6 +196,23 @@ std::filesystem::path write_manifest(const std::filesystem::path& dir, const std
   const auto path = dir / "manifest.json";
   std::ofstream(path) << R"({"items": [)" << items << "]}";
   return path;
+}
+
+// The registry is the CLI's list: every analysis is a subcommand, and a sweep takes exactly the
+// ones marked `sweep` (and run), named in its error.
+TEST(CliAnalyses, EveryRegistryAnalysisIsASubcommandAndTheSweepsListIsTheRegistrys) {
+  REQUIRE_CLI();
+  const auto help = cli("--help");
+  ASSERT_EQ(help.code, 0) << help.output;
+  for (const auto& entry : analysis_entries())  // a subcommand line: two spaces, the name, spaces
+    EXPECT_THAT(help.output, HasSubstr("\n  " + std::string(entry.name) + "  ")) << entry.name;
+  const auto dir = test::scratch_dir();
+  const auto rope = (std::filesystem::path(POSLENS_SOURCE_DIR) / "resources/demos/flipflop-rope").string();
+  const auto r = cli("sweep " + q(write_manifest(dir, R"({"checkpoint": ")" + rope + R"(", "analysis": "compare"})")) +
+                     " --out " + q(dir / "a"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("unknown analysis \"compare\" (" +
+                                      analysis_names([](const AnalysisEntry& e) { return e.sweep; }) + ", run)"));
 }
 
 TEST(CliSweep, LocalSweepIsResumableAndMergesToTheCompareTable) {

@@ -2,8 +2,14 @@
 // divergence against another checkpoint on the open model; open files poslens-cli wrote without a
 // model (the same view, the same CSV bytes); refuse a foreign, truncated or other-version file
 // with one message. Offscreen Qt, the real worker thread, models and CLI.
+// LibTorch before Qt: Qt's `slots` macro breaks torch headers.
+#include "core/formats/hdf5_reader.h"
+
+#include "app/gui/jobs/analysis_file_readers.h"
+
 #include <H5Cpp.h>
 
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QTableWidget>
 
@@ -16,6 +22,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/analysis_registry.h"
 #include "app/gui/main_window.h"
 #include "app/gui/panels/analyses_panel.h"
 #include "app/gui/panels/frequencies_panel.h"
@@ -80,7 +87,7 @@ class AnalysesWindow : public ::testing::Test {
 TEST_F(AnalysesWindow, FrequencyUsageRunsOnTheModelAndItsCsvIsTheCliCsv) {
   open(demo("text-rope-series/step-001500"));
   QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
-  panel->run(AnalysesPanel::FrequencyUsage);
+  panel->run("frequency-usage");
   ASSERT_TRUE(finish(done, failed));
   const auto& v = panel->shown();
   EXPECT_EQ(v.kind, "frequency-usage");
@@ -127,7 +134,7 @@ TEST_F(AnalysesWindow, FrequencyUsageRunsOnTheModelAndItsCsvIsTheCliCsv) {
 TEST_F(AnalysesWindow, MassiveActivationsTableAndDivergenceMaps) {
   open(demo("text-rope-series/step-001500"));
   QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
-  panel->run(AnalysesPanel::MassiveActivations);
+  panel->run("massive-activations");
   ASSERT_TRUE(finish(done, failed));
   EXPECT_EQ(panel->shown().kind, "massive-activations");
   EXPECT_TRUE(panel->hasFigure()) << "top-1/2/3 and median |h| per layer (Sun et al. Fig. 2)";
@@ -135,7 +142,7 @@ TEST_F(AnalysesWindow, MassiveActivationsTableAndDivergenceMaps) {
   EXPECT_EQ(panel->table()->rowCount(), 2);
   EXPECT_EQ(panel->table()->horizontalHeaderItem(1)->text(), "top |h|");
   done.clear();
-  panel->run(AnalysesPanel::Divergence, QString::fromStdString(demo("text-rope-series/step-000150")));
+  panel->run("divergence", QString::fromStdString(demo("text-rope-series/step-000150")));
   ASSERT_TRUE(finish(done, failed));
   const auto& v = panel->shown();
   EXPECT_EQ(v.kind, "divergence");
@@ -152,7 +159,7 @@ TEST_F(AnalysesWindow, LengthLossCurvesAndPositionOffsetMaps) {
   for (int i = 0; i < 30; ++i) text += "Q: Why is the sky blue? A: Because of the air and the light. ";
   std::ofstream(dir / "text.txt") << text;
   QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
-  panel->run(AnalysesPanel::LengthLoss, QString::fromStdString((dir / "text.txt").string()));
+  panel->run("length-loss", QString::fromStdString((dir / "text.txt").string()));
   ASSERT_TRUE(finish(done, failed));
   const auto& v = panel->shown();
   EXPECT_EQ(v.kind, "length-loss");
@@ -165,13 +172,13 @@ TEST_F(AnalysesWindow, LengthLossCurvesAndPositionOffsetMaps) {
       << error.toStdString();
   done.clear();
   panel->setOffset(40);
-  panel->run(AnalysesPanel::PositionOffset);
+  panel->run("position-offset");
   ASSERT_TRUE(finish(done, failed));
   EXPECT_EQ(panel->shown().kind, "position-offset");
   EXPECT_EQ(panel->shown().left.source_rows, panel->shown().right.source_rows);
   EXPECT_NE(panel->shown().summary.indexOf("JS between the patterns"), -1);
   done.clear();
-  panel->run(AnalysesPanel::HeinsenStates);  // a RoPE model: refused with one message
+  panel->run("heinsen-states");  // a RoPE model: refused with one message
   QString message;
   ASSERT_FALSE(finish(done, failed, &message));
   EXPECT_NE(message.indexOf("Heinsen position component"), -1) << message.toStdString();
@@ -321,7 +328,7 @@ TEST_F(AnalysesWindow, UShapeFileOpensAsCurvesPerModelAndLayer) {
 TEST_F(AnalysesWindow, HeinsenStatesRunAndTheCliFileOpenToTheSameTable) {
   open(demo("text-heinsen"));
   QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
-  panel->run(AnalysesPanel::HeinsenStates);
+  panel->run("heinsen-states");
   ASSERT_TRUE(finish(done, failed));
   const auto ran = panel->shown();
   EXPECT_EQ(ran.kind, "heinsen-states");
@@ -347,6 +354,35 @@ TEST_F(AnalysesWindow, HeinsenStatesRunAndTheCliFileOpenToTheSameTable) {
   ASSERT_FALSE(finish(done, failed, &message));
   EXPECT_NE(message.indexOf("cut.h5"), -1) << message.toStdString();
   EXPECT_EQ(panel->shown().csv, read_text(dir / "h.csv"));
+}
+
+// The registry is the panel's list: the chooser offers exactly its `panel_run` analyses, in its
+// order; every analysis shown here has a file reader; a file of another analysis than the chosen
+// one selects its own in the chooser; a name the panel does not run changes nothing.
+TEST_F(AnalysesWindow, TheChooserAndTheFileReadersAreTheRegistrys) {
+  QStringList expected;
+  for (const auto& entry : analysis_entries()) {
+    if (entry.panel_run) expected << QString::fromUtf8(entry.name);
+    if (entry.shown_in == ShownIn::Analyses) {
+      EXPECT_TRUE(analyses_panel_reads(entry.name)) << entry.name;
+    }
+  }
+  EXPECT_EQ(panel->choices(), expected);
+  EXPECT_EQ(expected.size(), 6);
+
+  open(demo("flipflop-rope"));
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->run("frequency-usage");
+  ASSERT_TRUE(finish(done, failed));
+  const auto dir = test::scratch_dir();
+  ASSERT_TRUE(cli("massive-activations '" + demo("flipflop-rope") + "' --tokens 1,2,3,4 --out '" +
+                  (dir / "m.h5").string() + "'"));
+  done.clear();
+  panel->openFile(QString::fromStdString((dir / "m.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().kind, "massive-activations");
+  EXPECT_EQ(panel->widget()->findChild<QComboBox*>("analysisSelector")->currentData().toString(), "massive-activations")
+      << "the chooser names what is shown";
 }
 
 // A file that crashes libhdf5 itself (tests/data/fuzz/analysis_hdf5) is read in a child

@@ -9,7 +9,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "analysis/analysis_files.h"
+#include "analysis/analysis_registry.h"
 #include "analysis/head_metrics.h"
+#include "analysis/position_export.h"
+#include "analysis/u_shape.h"
 #include "analysis/heatmap_pooling.h"
 #include "app/gui/jobs/analysis_view_builders.h"
 #include "app/gui/jobs/frequency_summaries.h"
@@ -57,119 +61,62 @@ std::pair<int, int> model_shape(const Hdf5Reader& file) {
   }
 }
 
-/// The input's labels of a file: /tokens/text, one per position of the first sequence.
-std::vector<std::string> file_labels(const Hdf5Reader& file) {
-  return file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
-}
-
 AnalysisView usage_file(const Hdf5Reader& file, const std::string& name) {
-  FrequencyUsage u;
-  const std::string g = "/analysis/frequency_usage/";
-  u.q_norm = file.read(g + "q_norm");
-  u.k_norm = file.read(g + "k_norm");
-  u.rotary.theta = file.read(g + "theta");
-  u.L = file.int_attribute("/analysis/frequency_usage", "L");
-  if (u.q_norm.dim() != 3 || u.k_norm.dim() != 3 || u.rotary.theta.dim() != 1 ||
-      u.q_norm.size(2) != u.rotary.theta.size(0) || u.k_norm.size(2) != u.q_norm.size(2) || u.q_norm.size(0) < 1)
-    throw Error(file.path() + ": frequency_usage datasets of inconsistent shapes");
-  return usage_view(u, 0, name);
+  return usage_view(read_frequency_usage_hdf5(file), 0, name);
 }
 
 AnalysisView massive_file(const Hdf5Reader& file, const std::string& name) {
-  const std::string g = "/analysis/massive_activations/";
-  MassiveActivations m{file.read(g + "top_values"), file.read(g + "top_positions"), file.read(g + "top_dims"),
-                       file.read(g + "median"), file.read(g + "massive").to(torch::kBool)};
-  if (m.top_values.dim() != 2 || m.top_positions.sizes() != m.top_values.sizes() ||
-      m.top_dims.sizes() != m.top_values.sizes() || m.massive.sizes() != m.top_values.sizes() ||
-      m.median.dim() != 1 || m.median.size(0) != m.top_values.size(0) || m.top_values.size(1) < 1)
-    throw Error(file.path() + ": massive_activations datasets of inconsistent shapes");
-  return massive_view(m, file_labels(file), name);
+  return massive_view(read_massive_activations_hdf5(file), read_token_labels(file), name);
 }
 
 AnalysisView divergence_file(const Hdf5Reader& file, const std::string& name) {
-  PatternDivergence d{file.read("/analysis/divergence/per_head"), file.read("/analysis/divergence/per_query")};
-  if (d.per_head.dim() != 2 || d.per_query.dim() != 2 || d.per_head.size(0) != d.per_query.size(0) ||
-      d.per_head.numel() == 0)
-    throw Error(file.path() + ": divergence datasets of inconsistent shapes");
-  const auto second = file.string_attribute("/analysis/divergence", "second_checkpoint");
-  return divergence_view(d, file_labels(file), name + " vs " + stem(second));
+  const auto d = read_divergence_hdf5(file);
+  return divergence_view(d.divergence, read_token_labels(file), name + " vs " + stem(d.second_checkpoint));
 }
 
 AnalysisView length_file(const Hdf5Reader& file, const std::string& name) {
-  const auto loss = file.read("/analysis/length_loss/loss");
-  const auto names = file.read_strings("/analysis/length_loss/curves");
-  const auto windows = file.read("/analysis/length_loss/windows");
-  if (loss.dim() != 2 || loss.size(0) != static_cast<int64_t>(names.size()) || windows.numel() != loss.size(0))
-    throw Error(file.path() + ": length_loss datasets of inconsistent shapes");
-  std::vector<LossCurve> curves;
-  for (int64_t c = 0; c < loss.size(0); ++c)
-    curves.push_back({names[static_cast<size_t>(c)], loss[c], windows[c].item<int64_t>()});
-  return length_view(curves, file.int_attribute("/analysis/length_loss", "L"), name);
+  const auto f = read_length_loss_hdf5(file);
+  return length_view(f.curves, f.L, name);
 }
 
-AnalysisView u_shape_file(const Hdf5Reader& file, const std::string&) {
-  UShapes u;
-  const std::string g = "/analysis/u_shape";
-  u.scores = file.read(g + "/scores");
-  u.checkpoints = file.string_list_attribute(g, "checkpoints");
-  u.encodings = file.string_list_attribute(g, "encodings");
-  u.T = file.int_attribute(g, "T");
-  u.n_samples = file.int_attribute(g, "n_samples");
-  if (u.scores.dim() != 3 || u.scores.size(0) != static_cast<int64_t>(u.checkpoints.size()) ||
-      u.encodings.size() != u.checkpoints.size() || u.scores.size(2) != u.T || u.T < 3 || u.scores.size(1) < 1)
-    throw Error(file.path() + ": u_shape datasets of inconsistent shapes");
-  return u_shape_view(u);
-}
+AnalysisView u_shape_file(const Hdf5Reader& file, const std::string&) { return u_shape_view(read_u_shape_hdf5(file)); }
 
 AnalysisView offset_file(const Hdf5Reader& file, const std::string& name) {
-  const std::string g = "/analysis/position_offset";
-  OffsetEffect e;
-  e.divergence = {file.read(g + "/per_head"), file.read(g + "/per_query")};
-  e.pattern = file.read(g + "/pattern").to(torch::kFloat32);
-  e.shifted = file.read(g + "/shifted").to(torch::kFloat32);
-  e.offset = file.int_attribute(g, "offset");
-  e.layer = static_cast<int>(file.int_attribute(g, "layer"));
-  e.head = static_cast<int>(file.int_attribute(g, "head"));
-  if (e.divergence.per_head.dim() != 2 || e.pattern.dim() != 2 || e.shifted.sizes() != e.pattern.sizes() ||
-      e.divergence.per_query.dim() != 2)
-    throw Error(file.path() + ": position_offset datasets of inconsistent shapes");
-  return offset_view(e, file_labels(file), name, "opened from a file");
+  return offset_view(read_position_offset_hdf5(file), read_token_labels(file), name, "opened from a file");
 }
 
 AnalysisView heinsen_file(const Hdf5Reader& file, const std::string& name) {
-  HeinsenStates s{file.read("/analysis/heinsen/state"), file.read("/analysis/heinsen/decay"),
-                  file.read("/analysis/heinsen/logits")};
-  if (s.state.dim() != 2 || s.decay.sizes() != s.state.sizes() || s.logits.sizes() != s.state.sizes())
-    throw Error(file.path() + ": heinsen datasets of inconsistent shapes");
-  return heinsen_view(s, file_labels(file), name);
+  return heinsen_view(read_heinsen_states_hdf5(file), read_token_labels(file), name);
 }
 
 AnalysisView heads_file(const Hdf5Reader& file, const std::string& name) {
-  const auto values = file.read("/analysis/heads/values");
-  const auto names = file.read_strings("/analysis/heads/metrics");
-  if (values.dim() != 3 || values.size(2) != static_cast<int64_t>(names.size()) || names != head_metric_names())
-    throw Error(file.path() + ": its head metrics are not this version's (" + std::to_string(names.size()) +
-                " metrics)");
-  return heads_view(values.to(torch::kDouble), names, name);
+  const auto m = read_head_metrics_hdf5(file);
+  return heads_view(m.values, head_metric_names(), name);
 }
 
-/// Which reader reads a file: the first whose object the file has.
+/// The Analyses panel's reader of each analysis it shows from a file (ShownIn::Analyses), by
+/// registry name; analyses_panel_readers_cover_the_registry() checks none is missing.
 struct PanelReader {
-  const char* object;
+  const char* analysis;
   AnalysisView (*read)(const Hdf5Reader& file, const std::string& name);
 };
 
 constexpr PanelReader kPanelReaders[] = {
-    {"/analysis/frequency_usage", usage_file}, {"/analysis/massive_activations", massive_file},
-    {"/analysis/divergence", divergence_file}, {"/analysis/length_loss", length_file},
-    {"/analysis/u_shape", u_shape_file},       {"/analysis/position_offset", offset_file},
-    {"/analysis/heinsen", heinsen_file},       {"/analysis/heads/values", heads_file},
+    {"frequency-usage", usage_file}, {"massive-activations", massive_file}, {"divergence", divergence_file},
+    {"length-loss", length_file},    {"u-shape", u_shape_file},             {"position-offset", offset_file},
+    {"heinsen-states", heinsen_file}, {"heads", heads_file},
 };
+
+const PanelReader* panel_reader(const std::string& analysis) {
+  for (const auto& reader : kPanelReaders)
+    if (analysis == reader.analysis) return &reader;
+  return nullptr;
+}
 
 }  // namespace
 
 FrequencySummary decomposition_file(const Hdf5Reader& file, const QString& path) {
-  const std::string g = "/analysis/frequencies";
+  const std::string g = kFrequenciesGroup;
   TextDecomposition d;
   d.layer = static_cast<int>(file.int_attribute(g, "layer"));
   d.head = static_cast<int>(file.int_attribute(g, "head", -1));
@@ -197,7 +144,7 @@ FrequencySummary decomposition_file(const Hdf5Reader& file, const QString& path)
 }
 
 PositionView position_file(const Hdf5Reader& file) {
-  const std::string map = "/analysis/position_map", pattern = "/analysis/pattern";
+  const std::string map = kPositionMapGroup, pattern = "/analysis/pattern";
   if (!file.exists(pattern)) throw Error(file.path() + ": a position map without its /analysis/pattern");
   const auto shape = file.shape(map);
   if (shape.size() != 4 || file.shape(pattern) != shape)
@@ -282,8 +229,8 @@ AnalysisView captures_view(const Hdf5Reader& file, int layer, int head) {
 }
 
 SeriesSummary frequency_file(const Hdf5Reader& file, const QString& path) {
-  if (file.exists("/analysis/probe")) {
-    const std::string g = "/analysis/probe";
+  if (file.exists(kProbeGroup)) {
+    const std::string g = kProbeGroup;
     const auto p = probe_from(file, g, file.read(g + "/scores"), file.read(g + "/components"), file.read(g + "/vaf"),
                               file.exists(g + "/vaf_per_head") ? file.read(g + "/vaf_per_head") : at::Tensor());
     SeriesSummary s;
@@ -291,7 +238,7 @@ SeriesSummary frequency_file(const Hdf5Reader& file, const QString& path) {
     s.last.note = QObject::tr("opened from %1").arg(path);
     return s;
   }
-  const std::string g = "/analysis/compare";
+  const std::string g = kCompareGroup;
   CompareResult r;
   r.names = file.read_strings(g + "/checkpoints");
   r.steps = [&] {
@@ -312,13 +259,16 @@ SeriesSummary frequency_file(const Hdf5Reader& file, const QString& path) {
   return s;
 }
 
+bool analyses_panel_reads(const std::string& analysis) { return panel_reader(analysis) != nullptr; }
+
 AnalysisView analysis_panel_file(const Hdf5Reader& file, const std::string& name) {
-  for (const auto& reader : kPanelReaders)
-    if (file.exists(reader.object)) return reader.read(file, name);
-  throw Error(file.path() +
-              ": holds none of the analyses this panel shows (heads, massive-activations, frequency-usage, "
-              "divergence, length-loss, u-shape, position-offset, heinsen-states) and no probe or comparison "
-              "(Frequencies panel)");
+  const auto* entry = analysis_in_file(file);
+  const auto* reader = entry && entry->shown_in == ShownIn::Analyses ? panel_reader(entry->name) : nullptr;
+  if (!reader)
+    throw Error(file.path() + ": holds none of the analyses this panel shows (" +
+                analysis_names([](const AnalysisEntry& e) { return e.shown_in == ShownIn::Analyses; }) +
+                ") and no probe or comparison (Frequencies panel)");
+  return reader->read(file, name);
 }
 
 }  // namespace poslens::gui

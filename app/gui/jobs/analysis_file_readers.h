@@ -29,9 +29,12 @@ PositionView position_file(const Hdf5Reader& file);
 /// layer `layer` (hook_pattern, beside hook_attn_scores when captured), read alone.
 AnalysisView captures_view(const Hdf5Reader& file, int layer, int head);
 
-/// A file of one of the Analyses panel's analyses (heads, massive-activations, frequency-usage,
-/// divergence, length-loss, u-shape, position-offset, heinsen-states), `name` the model's short
-/// name. Throws Error naming the file when it holds none of them or their shapes do not fit.
+/// A file of one of the Analyses panel's analyses (the registry's entries shown in
+/// ShownIn::Analyses, analysis/analysis_registry.h), read by the analysis's own reader
+/// (read_*_hdf5, beside its writer) and made into its view; `name` the model's short name.
+/// Throws Error naming the file when it holds none of them or their shapes do not fit.
 AnalysisView analysis_panel_file(const Hdf5Reader& file, const std::string& name);
+/// Whether analysis_panel_file has a reader for the registry's analysis `analysis`.
+bool analyses_panel_reads(const std::string& analysis);
 
 }  // namespace poslens::gui

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "analysis/analysis_registry.h"
 #include "app/gui/jobs/analysis_file_readers.h"
 #include "app/gui/jobs/analysis_view_builders.h"
 #include "core/base/error.h"
@@ -48,20 +49,16 @@ std::shared_ptr<const Hdf5Strings> check_in_child_once(const QString& path, cons
 Work open_analysis_job(const QString& path, int layer, int head) {
   return [path, layer, head](WorkerContext& ctx) -> std::any {
     const Hdf5Reader file(path.toStdString(), check_in_child_once(path, ctx));
-    const auto version = file.string_attribute("/", "poslens_version");
-    if (version.empty())
-      throw Error(path.toStdString() + ": not a PosLens analysis file (no poslens_version attribute)");
-    if (version != POSLENS_VERSION)
-      throw Error(path.toStdString() + ": written by PosLens " + version + "; this PosLens (" + POSLENS_VERSION +
-                  ") reads the files of its own version");
+    check_analysis_file_version(file);
     const auto checkpoint = file.string_attribute("/", "checkpoint");
-    if (file.exists("/analysis/probe") || file.exists("/analysis/compare")) return frequency_file(file, path);
-    if (file.exists("/analysis/frequencies")) {
+    const auto* entry = analysis_in_file(file);
+    if (entry && std::string(entry->name) == "frequencies") {
       SeriesSummary s;
       s.last = decomposition_file(file, path);
       return s;
     }
-    if (file.exists("/analysis/position_map")) return position_file(file);
+    if (entry && entry->shown_in == ShownIn::Frequencies) return frequency_file(file, path);
+    if (entry && entry->shown_in == ShownIn::PositionMap) return position_file(file);
     auto v = file.exists("/captures") ? captures_view(file, layer, head) : analysis_panel_file(file, stem(checkpoint));
     v.provenance = provenance(checkpoint, file.string_attribute("/", "weights_sha256"), path);
     return v;

@@ -13,6 +13,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "analysis/analysis_registry.h"
 #include "app/gui/jobs/jobs.h"
 #include "app/gui/session.h"
 #include "widgets/curve_plot.h"
@@ -20,6 +21,12 @@
 #include "widgets/heatmap_view.h"
 
 namespace poslens::gui {
+namespace {
+
+/// Run asks for a file first: another checkpoint (divergence) or a text (length-loss).
+bool asks_for_file(const std::string& analysis) { return analysis == "divergence" || analysis == "length-loss"; }
+
+}  // namespace
 
 AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   widget_ = new QWidget;
@@ -27,12 +34,10 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   auto* top = new QHBoxLayout;
   analysis_ = new QComboBox;
   analysis_->setObjectName("analysisSelector");
-  analysis_->addItems({tr("Frequency usage (mean ‖q⁽ᶜ⁾‖ per head and rotary component)"),
-                       tr("Massive activations (largest residual entries per layer)"),
-                       tr("Attention divergence against another checkpoint…"),
-                       tr("Length generalisation: loss per position of a text file up to 4·L…"),
-                       tr("Position offset: every position shifted by Δ (selected head's patterns)"),
-                       tr("Heinsen's position states, decay probabilities and logits")});
+  for (const auto& entry : analysis_entries())
+    if (entry.panel_run)  // "…": Run asks for a checkpoint or a text file first
+      analysis_->addItem(QString::fromUtf8(entry.title) + (asks_for_file(entry.name) ? QStringLiteral("…") : QString()),
+                         QString::fromUtf8(entry.name));
   analysis_->setToolTip(tr("Which analysis Run computes on the open model and the input text"));
   layer_ = new QSpinBox;
   layer_->setPrefix(tr("layer "));
@@ -52,8 +57,10 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   head_->setVisible(false);
   run_ = new QPushButton(tr("Run"));
   auto* open = new QPushButton(tr("Open file…"));
-  open->setToolTip(tr("Show an analysis file poslens-cli wrote (heads, massive-activations, "
-                      "frequency-usage, divergence), without the model"));
+  open->setToolTip(tr("Show an analysis file poslens-cli wrote (%1; probes and position maps go to their "
+                      "panels), without the model")
+                       .arg(QString::fromStdString(
+                           analysis_names([](const AnalysisEntry& e) { return e.shown_in == ShownIn::Analyses; }))));
   export_ = new QPushButton(tr("Export…"));
   export_->setToolTip(tr("The figure as PNG/PDF/SVG, or the result as CSV (the CLI's columns)"));
   export_->setEnabled(false);
@@ -91,20 +98,20 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   layout->addWidget(table_, 1);
 
   connect(run_, &QPushButton::clicked, this, [this] {
-    const auto chosen = static_cast<Analysis>(analysis_->currentIndex());
-    if (chosen == Divergence) {
+    const std::string name = chosen();
+    if (name == "divergence") {
       const QString other = QFileDialog::getExistingDirectory(
           widget_, tr("Checkpoint folder to compare with (same layers and heads)"));
-      if (!other.isEmpty()) run(Divergence, other);
+      if (!other.isEmpty()) run(name, other);
       return;
     }
-    if (chosen == LengthLoss) {
+    if (name == "length-loss") {
       const QString text = QFileDialog::getOpenFileName(widget_, tr("Text to measure the loss on (real text)"),
                                                         QStringLiteral("/usr/share/games/fortunes"));
-      if (!text.isEmpty()) run(LengthLoss, text);
+      if (!text.isEmpty()) run(name, text);
       return;
     }
-    run(chosen);
+    run(name);
   });
   connect(open, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(widget_, tr("Open analysis"), QString(),
@@ -117,9 +124,9 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
     connect(spin, &QSpinBox::valueChanged, this, [this] {
       if (shown_.kind == QStringLiteral("captures") && !file_.isEmpty()) openFile(file_);
     });
-  connect(analysis_, &QComboBox::currentIndexChanged, this, [this](int index) {
-    layer_->setVisible(index == FrequencyUsage);
-    offset_->setVisible(index == PositionOffset);
+  connect(analysis_, &QComboBox::currentIndexChanged, this, [this] {
+    layer_->setVisible(chosen() == "frequency-usage");
+    offset_->setVisible(chosen() == "position-offset");
   });
   connect(&session, &Session::modelOpened, this, [this](const ModelSummary& summary) {
     layer_->setRange(0, std::max(summary.n_layers - 1, 0));
@@ -127,27 +134,45 @@ AnalysesPanel::AnalysesPanel(Session& session) : Panel(session) {
   });
 }
 
-void AnalysesPanel::run(Analysis analysis, const QString& other) {
+std::string AnalysesPanel::chosen() const { return analysis_->currentData().toString().toStdString(); }
+
+QStringList AnalysesPanel::choices() const {
+  QStringList names;
+  for (int i = 0; i < analysis_->count(); ++i) names << analysis_->itemData(i).toString();
+  return names;
+}
+
+void AnalysesPanel::run(const std::string& analysis, const QString& other) {
+  const int index = analysis_->findData(QString::fromStdString(analysis));
+  if (index < 0) {
+    QMessageBox::warning(widget_, tr("Analyses"),
+                         tr("The Analyses panel does not run \"%1\" (it runs: %2).")
+                             .arg(QString::fromStdString(analysis), choices().join(QStringLiteral(", "))));
+    return;
+  }
+  analysis_->setCurrentIndex(index);
   if (!session().ready(tr("Nothing to analyse"), true)) return;
   Work work;
-  switch (analysis) {
-    case FrequencyUsage: work = frequency_usage_job(session().input(), layer_->value()); break;
-    case MassiveActivations: work = massive_activations_job(session().input()); break;
-    case Divergence: work = divergence_job(session().input(), other); break;
-    case LengthLoss: {
-      QStringList scalings{QStringLiteral("none")};
-      if (rotary_) scalings << QStringLiteral("linear:4") << QStringLiteral("ntk:4") << QStringLiteral("yarn:4");
-      work = length_loss_job(other, scalings);
-      break;
-    }
-    case PositionOffset: {
-      const auto [layer, head] = session().selectedHead();
-      work = position_offset_job(session().input(), offset_->value(), std::max(layer, 0), std::max(head, 0));
-      break;
-    }
-    case HeinsenStates: work = heinsen_states_job(session().input()); break;
+  if (analysis == "frequency-usage") {
+    work = frequency_usage_job(session().input(), layer_->value());
+  } else if (analysis == "massive-activations") {
+    work = massive_activations_job(session().input());
+  } else if (analysis == "divergence") {
+    work = divergence_job(session().input(), other);
+  } else if (analysis == "length-loss") {
+    QStringList scalings{QStringLiteral("none")};
+    if (rotary_) scalings << QStringLiteral("linear:4") << QStringLiteral("ntk:4") << QStringLiteral("yarn:4");
+    work = length_loss_job(other, scalings);
+  } else if (analysis == "position-offset") {
+    const auto [layer, head] = session().selectedHead();
+    work = position_offset_job(session().input(), offset_->value(), std::max(layer, 0), std::max(head, 0));
+  } else if (analysis == "heinsen-states") {
+    work = heinsen_states_job(session().input());
+  } else {  // a registry entry marked panel_run without its job here: AnalysesPanel.RunsEveryPanelAnalysis
+    QMessageBox::warning(widget_, tr("Analyses"), tr("No job for \"%1\" in this build.").arg(analysis_->itemText(index)));
+    return;
   }
-  session().submit(QStringLiteral("analysis"), tr("%1…").arg(analysis_->itemText(analysis)), std::move(work),
+  session().submit(QStringLiteral("analysis"), tr("%1…").arg(analysis_->itemText(index)), std::move(work),
                    [this](const std::any& result) { show(std::any_cast<AnalysisView>(result)); });
 }
 
@@ -169,7 +194,9 @@ void AnalysesPanel::show(const AnalysisView& view) {
   shown_ = view;
   const bool captures = view.kind == QStringLiteral("captures");
   if (captures) layer_->setMaximum(4095);  // the file says which layers exist
-  layer_->setVisible(captures || analysis_->currentIndex() == FrequencyUsage);
+  // The chooser names what is shown (a file of another analysis selects that one).
+  if (const int index = analysis_->findData(view.kind); index >= 0) analysis_->setCurrentIndex(index);
+  layer_->setVisible(captures || view.kind == QStringLiteral("frequency-usage"));
   head_->setVisible(captures);
   summary_->setText(QStringLiteral("<b>%1</b> — %2").arg(view.title.toHtmlEscaped(), view.summary.toHtmlEscaped()));
   provenance_->setText(view.provenance);

@@ -1,9 +1,13 @@
 #pragma once
-// Analyses panel (bottom dock, a tab beside Frequencies and Position map): frequency usage
-// (Barbero et al. 2024), massive activations (Sun et al. 2024) and the attention divergence
-// against another checkpoint, run on the open model and input; or any such file the CLI wrote,
-// opened without a model (Open file…, File ▸ Open analysis…). Maps side by side or a table,
-// a summary line, the weights' SHA-256, and exports: the figure (PNG/PDF/SVG) and the CLI's CSV.
+// Analyses panel (bottom dock, a tab beside Frequencies and Position map): the registry's
+// analyses that run on the open model and input (analysis/analysis_registry.h, `panel_run`:
+// frequency usage, massive activations, divergence against another checkpoint, length loss,
+// position offset, Heinsen's states), or any file the CLI wrote for an analysis this panel shows
+// (heads and u-shape too), opened without a model (Open file…, File ▸ Open analysis…). Maps side
+// by side, curves or a table, a summary line, the weights' SHA-256, and exports: the figure
+// (PNG/PDF/SVG) and the CLI's CSV.
+#include <string>
+
 #include "app/gui/analysis_types.h"
 #include "app/gui/frequency_types.h"
 #include "app/gui/position_types.h"
@@ -26,9 +30,6 @@ namespace poslens::gui {
 class AnalysesPanel : public Panel {
   Q_OBJECT
  public:
-  enum Analysis { FrequencyUsage = 0, MassiveActivations = 1, Divergence = 2, LengthLoss = 3, PositionOffset = 4,
-                  HeinsenStates = 5 };
-
   explicit AnalysesPanel(Session& session);
   QString title() const override { return tr("Analyses"); }
   QString id() const override { return QStringLiteral("analyses"); }
@@ -40,9 +41,13 @@ class AnalysesPanel : public Panel {
   /// Writes the shown result's CSV (the same text as the CLI's) atomically.
   bool exportCsv(const QString& path, QString* error) const;
 
-  /// Runs `analysis` on the session's model and input; Divergence compares with the checkpoint
-  /// `other`, LengthLoss reads the text file `other`.
-  void run(Analysis analysis, const QString& other = {});
+  /// Runs the registry's analysis `analysis` ("frequency-usage", …, one with `panel_run`) on the
+  /// session's model and input and selects it in the chooser; "divergence" compares with the
+  /// checkpoint `other`, "length-loss" reads the text file `other`. A name the panel does not
+  /// run shows a dialog.
+  void run(const std::string& analysis, const QString& other = {});
+  /// The analyses the chooser offers, in its order (registry names).
+  QStringList choices() const;
   /// Shows the analysis file at `path` (the CLI's HDF5), read on the worker; a probe or
   /// comparison file goes to the Frequencies panel (frequencyFileOpened).
   void openFile(const QString& path);
@@ -63,6 +68,8 @@ class AnalysesPanel : public Panel {
 
  private:
   void show(const AnalysisView& view);
+  /// The registry name of the chooser's current analysis.
+  std::string chosen() const;
   void exportDialog();
 
   QWidget* widget_ = nullptr;
