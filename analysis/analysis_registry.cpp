@@ -1,5 +1,6 @@
 #include "analysis/analysis_registry.h"
 
+#include "analysis/value_norms.h"
 #include "core/base/error.h"
 #include "core/formats/hdf5_reader.h"
 
@@ -31,6 +32,8 @@ const std::vector<AnalysisEntry>& analysis_entries() {
        "Position offset: every position shifted by Δ (selected head's patterns)", true, true, S::Analyses},
       {"heinsen-states", kHeinsenStatesGroup, "Heinsen's position states, decay probabilities and logits", true,
        true, S::Analyses},
+      {"value-norms", kValueNormsGroup, "Value norms per token and kv head: value-state drains beside the sinks",
+       true, true, S::Analyses, run_value_norms, read_value_norms},
   };
   return entries;
 }

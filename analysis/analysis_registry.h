@@ -2,15 +2,20 @@
 // Every analysis PosLens computes, in one table: its name (the poslens-cli subcommand, the
 // sweep manifest's "analysis", the Analyses panel's key), the one spelling of its HDF5 group,
 // a line saying what it computes, and which faces it has. The CLI's command list, the sweep
-// manifest's list, the Analyses panel's choices and the GUI's file readers are made from it;
-// each face binds an entry by name, and a test checks that every entry is bound
-// (docs/architecture.md "Adding an analysis").
+// manifest's list, the Analyses panel's choices and the GUI's file readers are made from it.
+// An analysis with its own options and views binds each face by name (a test checks that every
+// entry is bound); a plain one (one model, one input, no options) gives `run` and `read`, and
+// every face is generic (docs/architecture.md "Where to add").
 #include <string>
 #include <vector>
 
 namespace poslens {
 
 class Hdf5Reader;
+class Progress;
+struct AnalysisInput;
+struct AnalysisResult;
+struct LoadedModel;
 
 /// The HDF5 groups of the analyses' files (docs/hdf5-layout.md): writers and readers use these.
 inline constexpr char kProbeGroup[] = "/analysis/probe";
@@ -26,6 +31,7 @@ inline constexpr char kDivergenceGroup[] = "/analysis/divergence";
 inline constexpr char kLengthLossGroup[] = "/analysis/length_loss";
 inline constexpr char kPositionOffsetGroup[] = "/analysis/position_offset";
 inline constexpr char kHeinsenStatesGroup[] = "/analysis/heinsen";
+inline constexpr char kValueNormsGroup[] = "/analysis/value_norms";
 
 /// Which GUI panel shows an analysis's file (File ▸ Open analysis…).
 enum class ShownIn { Frequencies, PositionMap, Analyses };
@@ -37,6 +43,12 @@ struct AnalysisEntry {
   bool sweep;         ///< a sweep manifest may name it (it runs on one checkpoint)
   bool panel_run;     ///< the Analyses panel runs it on the open model and input
   ShownIn shown_in;   ///< the panel that shows its file
+  /// A plain analysis: runs it on `input` (a batch of one) of `model`; the generic CLI
+  /// command, sweep item, panel job and view use it (analysis/analysis_result.h). Throws
+  /// poslens::Error, poslens::Cancelled. nullptr: the analysis binds its own faces.
+  AnalysisResult (*run)(const LoadedModel& model, const AnalysisInput& input, const Progress& progress) = nullptr;
+  /// A plain analysis's file read back as the same result (its reader, beside its writer).
+  AnalysisResult (*read)(const Hdf5Reader& file) = nullptr;
 };
 
 /// Every analysis, in the order --help and the Analyses panel list them.

@@ -11,11 +11,9 @@
 #include "core/base/error.h"
 
 namespace poslens {
-namespace {
 
-/// A [rows, cols] float64 tensor as a Value map with the given labels.
-HeatmapData map_of(const at::Tensor& values, std::vector<std::string> rows, std::vector<std::string> cols,
-                   const std::string& title, const std::string& value_name) {
+HeatmapData tensor_heatmap(const at::Tensor& values, std::vector<std::string> rows, std::vector<std::string> cols,
+                           const std::string& title, const std::string& value_name) {
   const auto v = values.to(torch::kCPU, torch::kFloat32).contiguous();
   HeatmapData d;
   d.rows = d.source_rows = v.size(0);
@@ -29,13 +27,12 @@ HeatmapData map_of(const at::Tensor& values, std::vector<std::string> rows, std:
   return d;
 }
 
-std::vector<std::string> numbered(const std::string& prefix, int64_t n) {
+std::vector<std::string> numbered_labels(const std::string& prefix, int64_t n) {
   std::vector<std::string> labels;
   for (int64_t i = 0; i < n; ++i) labels.push_back(prefix + std::to_string(i));
   return labels;
 }
 
-}  // namespace
 
 std::pair<HeatmapData, HeatmapData> frequency_usage_maps(const FrequencyUsage& u, int layer,
                                                          const std::string& title) {
@@ -61,14 +58,14 @@ std::pair<HeatmapData, HeatmapData> frequency_usage_maps(const FrequencyUsage& u
                   tags.c_str(), thetas[c]);
     components.push_back(label);
   }
-  auto heads = map_of(u.q_norm[layer], numbered("H", u.q_norm.size(1)), components,
+  auto heads = tensor_heatmap(u.q_norm[layer], numbered_labels("H", u.q_norm.size(1)), components,
                       title + "  L" + std::to_string(layer) + " mean ‖q⁽ᶜ⁾‖ per head", "mean ‖q⁽ᶜ⁾‖");
   heads.layer = layer;
   heads.row_axis = "head";
   heads.col_axis = u.L > 0 ? "rotary component c and θ_c (A activated band, C critical dimension, Y YaRN "
                              "ramp at L = " + std::to_string(u.L) + ")"
                            : "rotary component c and θ_c (rad/position)";
-  auto layers = map_of(u.q_layer_mean(), numbered("L", L), components, title + "  mean ‖q⁽ᶜ⁾‖ over heads",
+  auto layers = tensor_heatmap(u.q_layer_mean(), numbered_labels("L", L), components, title + "  mean ‖q⁽ᶜ⁾‖ over heads",
                        "mean ‖q⁽ᶜ⁾‖");
   layers.row_axis = "layer";
   layers.col_axis = heads.col_axis;
@@ -79,9 +76,9 @@ std::pair<HeatmapData, HeatmapData> divergence_maps(const PatternDivergence& d,
                                                     const std::vector<std::string>& labels,
                                                     const std::string& title) {
   const int64_t L = d.per_head.size(0);
-  auto heads = map_of(d.per_head, numbered("L", L), numbered("H", d.per_head.size(1)),
+  auto heads = tensor_heatmap(d.per_head, numbered_labels("L", L), numbered_labels("H", d.per_head.size(1)),
                       title + "  JS divergence per head (nats)", "JS (nats)");
-  auto queries = map_of(d.per_query, numbered("L", L), labels, title + "  JS at each query, mean over heads",
+  auto queries = tensor_heatmap(d.per_query, numbered_labels("L", L), labels, title + "  JS at each query, mean over heads",
                         "JS (nats)");
   heads.row_axis = queries.row_axis = "layer";
   heads.col_axis = "head";
@@ -169,7 +166,7 @@ std::vector<HeatmapData> heinsen_maps(const HeinsenStates& s, const std::vector<
   const std::pair<const at::Tensor*, const char*> parts[] = {
       {&s.state, "state s_i (log)"}, {&s.decay, "decay p_i"}, {&s.logits, "logit h_i"}};
   for (const auto& [values, what] : parts) {
-    auto d = map_of(values->t(), numbered("f", values->size(1)), labels, title + "  " + what, what);
+    auto d = tensor_heatmap(values->t(), numbered_labels("f", values->size(1)), labels, title + "  " + what, what);
     d.row_axis = "position-encoding feature";
     d.col_axis = "position";
     if (values == &s.decay) d.kind = HeatmapKind::Gate;  // probabilities in [0, 1]

@@ -15,6 +15,13 @@
 
 namespace poslens {
 
+/// A [rows, cols] tensor (any float dtype, any device) as a Value map with the given labels
+/// (each may be empty), title and colour-scale name; float32 on the host.
+HeatmapData tensor_heatmap(const at::Tensor& values, std::vector<std::string> rows, std::vector<std::string> cols,
+                           const std::string& title, const std::string& value_name);
+/// {"<prefix>0", …, "<prefix>n-1"}: axis labels of layers ("L"), heads ("H"), features.
+std::vector<std::string> numbered_labels(const std::string& prefix, int64_t n);
+
 /// Layer `layer`'s mean ‖q⁽ᶜ⁾‖ as a head × component map, and the layer × component map of the
 /// head means. Columns are labelled "c<i> <tags> θ_c" with the RoPE landmarks at the training
 /// length (rope_markers_data.h): A (activated band), C (the first component past Liu et al.'s

@@ -31,7 +31,7 @@ struct RotaryScoreParts {
   at::Tensor remainder;
 };
 
-/// Seed 003 eq. 4 (docs/formulas.md §3): for component c with pairs (q0, q1), (k0, k1) taken in the
+/// Chen et al. 2024 eq. 4 (docs/formulas.md §3): for component c with pairs (q0, q1), (k0, k1) taken in the
 /// model's pairing,
 ///   s_c(m, n) = scale·af²·[(q0·k0 + q1·k1)·cos((m−n)·θ_c) + (q0·k1 − q1·k0)·sin((m−n)·θ_c)]
 /// with θ_c = effective_theta(info) and af = info.attention_factor (YaRN / longrope scale cos
@@ -57,7 +57,7 @@ RotaryScoreParts decompose_rotary_scores(const at::Tensor& q, const at::Tensor& 
 /// Throws poslens::Error when the last dimensions differ or are empty.
 at::Tensor variance_accounted_for(const at::Tensor& y, const at::Tensor& y_c);
 
-/// Seed 003 §4.2.2: component c is "activated" when π/L < θ_c < 2π/L — its cosine makes at
+/// Chen et al. 2024 §4.2.2: component c is "activated" when π/L < θ_c < 2π/L — its cosine makes at
 /// most a half cycle within the training length L, a U over 0..L. `theta` float64 [C]
 /// (radians per position); returns bool [C]. Throws poslens::Error for L < 1.
 at::Tensor activated_components(const at::Tensor& theta, int64_t L);

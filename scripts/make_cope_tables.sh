@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 001 (CoPE) §5.1–5.3, in direction, on models PosLens trains here: Flip-Flop (Table 2,
+# Golovneva et al. 2024 (CoPE) §5.1–5.3, in direction, on models PosLens trains here: Flip-Flop (Table 2,
 # left), selective copy (Table 2, right) and counting (Tables 3 and 4), CoPE against RoPE and
 # learned absolute positions, every model identical but for its position encoding
 # (resources/demos/configs/flipflop-*.json: 2 layers, 4 heads, d_model 64), two seeds each.

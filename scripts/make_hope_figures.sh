@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 003 (HoPE) Figs. 1 and 2a–c, in kind, on language models PosLens trains here: four models
+# Chen et al. 2024 (HoPE) Figs. 1 and 2a–c, in kind, on language models PosLens trains here: four models
 # identical but for the position encoding (learned absolute, RoPE, KERPLE, HoPE) on ~16 MB of
 # English text from Debian packages with a byte-level BPE tokenizer trained on it.
 # docs/experiments.md ("HoPE on English text") has the figures, the numbers and what they show.

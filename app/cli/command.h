@@ -80,7 +80,5 @@ struct Command {
 /// Every subcommand, in the order --help lists them: one per analysis of the registry
 /// (analysis/analysis_registry.h) among them. Throws poslens::Error when an analysis has none.
 std::vector<Command> all_commands();
-/// Whether the registry's analysis `analysis` has its subcommand (command_list.cpp).
-bool has_analysis_command(const std::string& analysis);
 
 }  // namespace poslens::cli

@@ -1,12 +1,14 @@
 // Every poslens-cli subcommand, in the order --help lists them: the model commands, then one per
-// analysis of the registry (analysis/analysis_registry.h, bound here by name), then the tools.
-// A new analysis is its registry line, its file (which defines its Command) and one line in
-// kAnalysisCommands; a new tool is its file and one line in all_commands().
+// analysis of the registry (analysis/analysis_registry.h), then the tools. An analysis with
+// options of its own has its file (which defines its Command) and one line in kAnalysisCommands;
+// a plain one (AnalysisEntry::run) gets plain_analysis_command and nothing here. A new tool is
+// its file and one line in all_commands().
 #include "app/cli/command.h"
 
 #include <string>
 
 #include "analysis/analysis_registry.h"
+#include "app/cli/analysis_command.h"
 #include "core/base/error.h"
 
 namespace poslens::cli {
@@ -57,12 +59,6 @@ constexpr AnalysisCommand kAnalysisCommands[] = {
 
 }  // namespace
 
-bool has_analysis_command(const std::string& analysis) {
-  for (const auto& bound : kAnalysisCommands)
-    if (analysis == bound.analysis) return true;
-  return false;
-}
-
 std::vector<Command> all_commands() {
   std::vector<Command> commands = {info_command(),    run_command(),   generate_command(),
                                    convert_command(), train_command(), eval_command()};
@@ -73,7 +69,11 @@ std::vector<Command> all_commands() {
         commands.push_back(bound.make());
         found = true;
       }
-    // Cli.EveryRegistryAnalysisIsASubcommand keeps this from happening in a release.
+    if (!found && entry.run) {  // a plain analysis: the generic subcommand
+      commands.push_back(plain_analysis_command(entry));
+      found = true;
+    }
+    // CliAnalyses.EveryRegistryAnalysisIsASubcommand… keeps this from happening in a release.
     if (!found) throw Error(std::string("poslens-cli has no subcommand for the analysis \"") + entry.name + "\"");
   }
   for (const auto& tool : {sweep_command, merge_command, tokenize_command}) commands.push_back(tool());

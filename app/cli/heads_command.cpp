@@ -8,8 +8,7 @@
 #include "analysis/head_metrics.h"
 #include "analysis/position_export.h"
 #include "analysis/position_map.h"
-#include "app/cli/command.h"
-#include "core/runtime/resources.h"
+#include "app/cli/analysis_command.h"
 #include "core/runtime/run.h"
 
 namespace poslens::cli {
@@ -22,23 +21,16 @@ struct HeadsCommand {
   HeadMetricsOptions metrics;
 };
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 void heads(const HeadsCommand& c) {
-  const auto model = load_model(c.model);
-  const auto ids = input_ids(model, c.input);
-  const auto& cfg = model.model->config();
+  const auto p = prepare_analysis("heads", c.model, c.input, c.out);
+  const auto& ids = p.input.ids;
   const int64_t T = static_cast<int64_t>(ids.size());
-  check_resources("heads", c.out, int64_t{1} << 20,
-                  forward_working_bytes(cfg, 1, T, model.model->dtype()));
-  const auto metrics = compute_head_metrics(model, ids, progress_printer("heads"), c.metrics);
-  if (ends_with(c.out, ".csv"))
+  const auto metrics = compute_head_metrics(p.model, ids, progress_printer("heads"), c.metrics);
+  if (is_csv(c.out))
     write_head_metrics_csv(c.out, metrics);
   else
-    write_head_metrics_hdf5(c.out, metrics, ids, token_labels(model, ids), position_methods(model, T),
-                            export_metadata(model));
+    write_head_metrics_hdf5(c.out, metrics, ids, p.input.labels, position_methods(p.model, T),
+                            export_metadata(p.model));
   std::cout << "heads: " << T << " tokens, " << metrics.values.size(0) << " layers × "
             << metrics.values.size(1) << " heads, metrics";
   for (const auto& name : head_metric_names()) std::cout << " " << name;

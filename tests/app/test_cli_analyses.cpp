@@ -77,6 +77,37 @@ TEST(CliAnalyses, MassiveActivationsCsvAndHdf5) {
   EXPECT_EQ(rows, 10);
 }
 
+// A plain analysis (value-norms) through the generic subcommand: its HDF5 as the registry's
+// group, the CSV's rows, the summary line; usage errors exit 2, a bad checkpoint 1.
+TEST(CliAnalyses, ValueNormsThroughThePlainAnalysisCommand) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto dir = test::scratch_dir();
+  auto r = cli("value-norms " + stories() + " --text '" + kText + "' --out " + q(dir / "v.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("value-norms: 5 layers × 4 kv heads over "));
+  const Hdf5Reader file((dir / "v.h5").string());
+  const auto norms = file.read("/analysis/value_norms/norms");
+  ASSERT_EQ(norms.dim(), 3);
+  EXPECT_EQ(norms.size(0), 5);
+  EXPECT_EQ(norms.size(1), 4);
+  EXPECT_GT(norms.min().item<double>(), 0.0);
+  EXPECT_EQ(file.shape("/analysis/value_norms/first_token_ratio"), (std::vector<int64_t>{5, 4}));
+  r = cli("value-norms " + stories() + " --text '" + kText + "' --out " + q(dir / "v.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream csv(dir / "v.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "layer,kv_head,position,token,norm");
+  int rows = 0;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  EXPECT_EQ(rows, 5 * 4 * norms.size(2));
+  EXPECT_EQ(cli("value-norms " + stories() + " --text '" + kText + "'").code, 2) << "--out is required";
+  r = cli("value-norms " + q(dir / "nowhere") + " --text x --out " + q(dir / "w.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "w.h5"));
+}
+
 TEST(CliAnalyses, FrequencyUsageOfStoriesAndARefusalForAlibi) {
   REQUIRE_CLI();
   POSLENS_REQUIRE_STORIES();

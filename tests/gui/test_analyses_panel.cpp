@@ -368,7 +368,7 @@ TEST_F(AnalysesWindow, TheChooserAndTheFileReadersAreTheRegistrys) {
     }
   }
   EXPECT_EQ(panel->choices(), expected);
-  EXPECT_EQ(expected.size(), 6);
+  EXPECT_EQ(expected.size(), 7);
 
   open(demo("flipflop-rope"));
   QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
@@ -383,6 +383,37 @@ TEST_F(AnalysesWindow, TheChooserAndTheFileReadersAreTheRegistrys) {
   EXPECT_EQ(panel->shown().kind, "massive-activations");
   EXPECT_EQ(panel->widget()->findChild<QComboBox*>("analysisSelector")->currentData().toString(), "massive-activations")
       << "the chooser names what is shown";
+}
+
+// A plain analysis (value-norms) through the generic job and view: run on the open model, then
+// the CLI's file of the same input opened without a model gives the CLI's CSV bytes and the
+// run's maps.
+TEST_F(AnalysesWindow, ValueNormsRunAndTheCliFileOpenToTheSameView) {
+  open(demo("text-rope-series/step-001500"));
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->run("value-norms");
+  ASSERT_TRUE(finish(done, failed));
+  const auto ran = panel->shown();
+  EXPECT_EQ(ran.kind, "value-norms");
+  EXPECT_TRUE(ran.has_maps());
+  EXPECT_GT(ran.right.cols, 1) << "layer × position";
+  EXPECT_NE(ran.summary.indexOf("kv heads over"), -1) << ran.summary.toStdString();
+  const auto dir = test::scratch_dir();
+  const std::string args = "value-norms '" + demo("text-rope-series/step-001500") + "' --text '" + kText + "' --out '";
+  ASSERT_TRUE(cli(args + (dir / "v.h5").string() + "'"));
+  ASSERT_TRUE(cli(args + (dir / "v.csv").string() + "'"));
+  EXPECT_EQ(ran.csv.substr(0, ran.csv.find('\n')), "layer,kv_head,position,token,norm");
+  done.clear();
+  panel->openFile(QString::fromStdString((dir / "v.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().kind, "value-norms");
+  EXPECT_EQ(panel->shown().csv, read_text(dir / "v.csv")) << "the file's numbers, as the CLI wrote them";
+  // The GUI's own run and the CLI's are two processes on other thread counts: equal to the
+  // last bits or so (layer 0 exactly), not byte for byte.
+  ASSERT_EQ(panel->shown().left.values.size(), ran.left.values.size());
+  for (size_t i = 0; i < ran.left.values.size(); ++i)
+    EXPECT_NEAR(panel->shown().left.values[i], ran.left.values[i], 1e-5) << i;
+  EXPECT_NE(panel->shown().provenance.indexOf("opened from"), -1);
 }
 
 // A file that crashes libhdf5 itself (tests/data/fuzz/analysis_hdf5) is read in a child

@@ -11,6 +11,7 @@
 
 #include "analysis/analysis_files.h"
 #include "analysis/analysis_registry.h"
+#include "analysis/analysis_result.h"
 #include "analysis/head_metrics.h"
 #include "analysis/position_export.h"
 #include "analysis/u_shape.h"
@@ -259,10 +260,13 @@ SeriesSummary frequency_file(const Hdf5Reader& file, const QString& path) {
   return s;
 }
 
-bool analyses_panel_reads(const std::string& analysis) { return panel_reader(analysis) != nullptr; }
+bool analyses_panel_reads(const std::string& analysis) {
+  return panel_reader(analysis) != nullptr || analysis_entry(analysis).read != nullptr;
+}
 
 AnalysisView analysis_panel_file(const Hdf5Reader& file, const std::string& name) {
   const auto* entry = analysis_in_file(file);
+  if (entry && entry->shown_in == ShownIn::Analyses && entry->read) return result_view(entry->name, entry->read(file));
   const auto* reader = entry && entry->shown_in == ShownIn::Analyses ? panel_reader(entry->name) : nullptr;
   if (!reader)
     throw Error(file.path() + ": holds none of the analyses this panel shows (" +

@@ -1,12 +1,15 @@
 // The Analyses panel's jobs on the open model: frequency usage, massive activations, pattern
-// divergence, loss per position, position offset and Heinsen's states (analysis/ modules,
-// streamed). Files the CLI wrote open through open_analysis_job.cpp.
+// divergence, loss per position, position offset, Heinsen's states, and any plain analysis of
+// the registry (analysis/ modules, streamed). Files the CLI wrote open through open_analysis_job.cpp.
 #include "app/gui/worker_context.h"
 
 #include "app/gui/jobs/jobs.h"
 
 #include <QObject>
 
+#include "analysis/analysis_files.h"
+#include "analysis/analysis_registry.h"
+#include "analysis/analysis_result.h"
 #include "analysis/length_generalisation.h"
 #include "app/gui/jobs/analysis_view_builders.h"
 #include "core/base/error.h"
@@ -77,6 +80,18 @@ Work position_offset_job(const RunInput& input, int64_t offset, int layer, int h
     return of_model(offset_view(e, token_labels(loaded, ids), stem(loaded.path),
                                 loaded.model->position_encoding().describe()),
                     loaded);
+  };
+}
+
+Work plain_analysis_job(const RunInput& input, const std::string& analysis) {
+  return [input, analysis](WorkerContext& ctx) -> std::any {
+    const auto& loaded = ctx.model();
+    const auto& entry = analysis_entry(analysis);
+    if (!entry.run) throw Error("\"" + analysis + "\" is not a plain analysis (it has its own job)");
+    AnalysisInput in;
+    in.ids = input_ids(loaded, input);
+    in.labels = token_labels(loaded, in.ids);
+    return of_model(result_view(entry.name, entry.run(loaded, in, ctx.progress())), loaded);
   };
 }
 

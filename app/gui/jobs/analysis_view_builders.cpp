@@ -197,6 +197,19 @@ AnalysisView offset_view(const OffsetEffect& e, const std::vector<std::string>& 
   return v;
 }
 
+AnalysisView result_view(const std::string& analysis, const AnalysisResult& r) {
+  AnalysisView v;
+  v.kind = q(analysis);
+  v.title = q(r.title);
+  v.summary = q(r.summary);
+  HeatmapData* panes[] = {&v.left, &v.right, &v.third};
+  for (size_t i = 0; i < r.maps.size() && i < 3; ++i) *panes[i] = r.maps[i];
+  v.curves = r.curves;
+  v.csv = r.csv;
+  v.file_stem = q(analysis);
+  return v;
+}
+
 AnalysisView heinsen_view(const HeinsenStates& s, const std::vector<std::string>& labels, const std::string& name) {
   AnalysisView v;
   v.kind = QStringLiteral("heinsen-states");

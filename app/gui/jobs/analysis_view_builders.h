@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/analysis_result.h"
 #include "analysis/analysis_views.h"
 #include "analysis/length_generalisation.h"
 #include "analysis/u_shape.h"
@@ -43,6 +44,9 @@ AnalysisView u_shape_view(const UShapes& u);
 /// A head's patterns at offset 0 and Δ side by side, JS per head in the summary.
 AnalysisView offset_view(const OffsetEffect& e, const std::vector<std::string>& labels, const std::string& name,
                          const std::string& method);
+/// A plain analysis's result (analysis/analysis_result.h; AnalysisEntry::run or ::read) as the
+/// panel's view of kind `analysis`: its maps side by side (up to three), curves, CSV, summary.
+AnalysisView result_view(const std::string& analysis, const AnalysisResult& r);
 /// Heinsen's states, decay probabilities and logits as three maps.
 AnalysisView heinsen_view(const HeinsenStates& s, const std::vector<std::string>& labels, const std::string& name);
 

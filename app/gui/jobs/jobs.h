@@ -53,8 +53,11 @@ Work length_loss_job(const QString& text_file, const QStringList& scalings);
 Work position_offset_job(const RunInput& input, int64_t offset, int layer, int head);
 /// Heinsen's states, decay probabilities and logits on `input` -> AnalysisView (three maps).
 Work heinsen_states_job(const RunInput& input);
-/// An analysis file the CLI wrote, read without a model: heads, massive-activations,
-/// frequency-usage, divergence, length-loss, position-offset, heinsen-states -> AnalysisView;
+/// A plain analysis of the registry (AnalysisEntry::run, e.g. "value-norms") on `input` ->
+/// AnalysisView (result_view).
+Work plain_analysis_job(const RunInput& input, const std::string& analysis);
+/// An analysis file the CLI wrote, read without a model: any analysis the registry shows in
+/// the Analyses panel (heads, massive-activations, …, value-norms) -> AnalysisView;
 /// probe -> SeriesSummary with no series (its `last`); compare or a merged sweep of probes ->
 /// SeriesSummary. Fails with a message naming the file for another version's, a truncated or
 /// a foreign file.

@@ -168,7 +168,9 @@ void AnalysesPanel::run(const std::string& analysis, const QString& other) {
     work = position_offset_job(session().input(), offset_->value(), std::max(layer, 0), std::max(head, 0));
   } else if (analysis == "heinsen-states") {
     work = heinsen_states_job(session().input());
-  } else {  // a registry entry marked panel_run without its job here: AnalysesPanel.RunsEveryPanelAnalysis
+  } else if (analysis_entry(analysis).run) {  // a plain analysis: the generic job and view
+    work = plain_analysis_job(session().input(), analysis);
+  } else {  // marked panel_run without its job here: AnalysesWindow.TheChooserAndTheFileReadersAreTheRegistrys
     QMessageBox::warning(widget_, tr("Analyses"), tr("No job for \"%1\" in this build.").arg(analysis_->itemText(index)));
     return;
   }

@@ -15,7 +15,7 @@ namespace {
 // Gate logits so large that sigmoid rounds to exactly 1: every allowed gate is 1.
 at::Tensor all_on(int64_t t) { return torch::full({1, 1, t, t}, 1e4); }
 
-// Seed 001 §4: "if the gates are always 1, then p_ij = i - j + 1". The sum over t = j..i has
+// Golovneva et al. 2024 §4: "if the gates are always 1, then p_ij = i - j + 1". The sum over t = j..i has
 // i - j + 1 terms: the key's own gate counts, the diagonal is at p = 1; masked keys get p = 0.
 TEST(Cope, AllGatesOneGiveTokenRelativePositionPlusOne) {
   const int64_t t = 5;
