@@ -8,16 +8,12 @@
 #include <string>
 
 #include "core/base/error.h"
+#include "core/runtime/map_pooling.h"
 
 namespace poslens {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// Rows (or columns) per output cell so that the output fits in `limit`.
-int64_t block_size(int64_t source, int64_t limit) {
-  return source > limit ? ceil_div(source, limit) : 1;
-}
 
 }  // namespace
 
@@ -35,8 +31,9 @@ HeatmapData pool_heatmap(const at::Tensor& map, int64_t max_rows, int64_t max_co
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const int64_t src_rows = map.size(0);
   const int64_t src_cols = map.size(1);
-  const int64_t br = block_size(src_rows, max_rows);
-  const int64_t bc = block_size(src_cols, max_cols);
+  // Rows (columns) per output cell: the stride of every pooled map (core/runtime/map_pooling.h).
+  const int64_t br = pool_stride(src_rows, max_rows);
+  const int64_t bc = pool_stride(src_cols, max_cols);
   const int64_t rows = ceil_div(src_rows, br);
   const int64_t cols = ceil_div(src_cols, bc);
 

@@ -142,7 +142,7 @@ PooledPositionMaps::PooledPositionMaps(int64_t T, int64_t cells)
 
 bool PooledPositionMaps::add(const PositionMapBlock& b) {
   auto [it, fresh] = maps_.try_emplace({b.kind, b.layer, b.head});
-  if (fresh) it->second = torch::full({side_, side_}, -std::numeric_limits<float>::infinity());
+  if (fresh) it->second = pooled_canvas({}, T_, T_, stride_);
   max_pool_block(it->second, b.values, b.allowed, b.q_begin, b.k_begin, stride_);
   return b.q_begin + b.values.size(0) == T_;
 }
@@ -150,7 +150,7 @@ bool PooledPositionMaps::add(const PositionMapBlock& b) {
 at::Tensor PooledPositionMaps::find(PositionMapKind kind, int layer, int head) const {
   const auto it = maps_.find({kind, layer, head});
   if (it == maps_.end()) return {};
-  return it->second.masked_fill(it->second.isneginf(), std::numeric_limits<float>::quiet_NaN());
+  return finished_pooled(it->second);
 }
 
 at::Tensor PooledPositionMaps::take(PositionMapKind kind, int layer, int head) {

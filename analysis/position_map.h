@@ -93,7 +93,7 @@ void absolute_term_blocks(const LoadedModel& model, const at::Tensor& embed, con
                           const PositionMapConsumer& maps, const Progress& progress = {});
 
 /// Max-pools position-map blocks as they arrive, per (kind, layer, head), to at most `cells`
-/// per side (max_pool_block in core/runtime/sinks.h): what a view draws, what --pool writes.
+/// per side (max_pool_block in core/runtime/map_pooling.h): what a view draws, what --pool writes.
 class PooledPositionMaps {
  public:
   PooledPositionMaps(int64_t T, int64_t cells);

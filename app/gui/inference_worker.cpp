@@ -179,14 +179,12 @@ const at::Tensor& pick(const AttentionBlock& b, HookKind kind) {
 /// cells (nothing seen yet) and the stride.
 std::pair<at::Tensor, int64_t> pool_canvas(int64_t rows, int64_t cols, int cells) {
   const int64_t stride = pool_stride(std::max(rows, cols), std::max(cells, 1));
-  return {torch::full({(rows + stride - 1) / stride, (cols + stride - 1) / stride},
-                      -std::numeric_limits<float>::infinity()),
-          stride};
+  return {pooled_canvas({}, rows, cols, stride), stride};
 }
 
 /// A filled canvas as the heatmap of `view` (cells nothing reached: NaN).
 HeatmapData canvas_heatmap(const at::Tensor& pooled, int64_t rows, int64_t cols, const HeadView& view) {
-  auto map = heatmap_from_pooled(pooled.masked_fill(pooled.isneginf(), NAN), rows, cols);
+  auto map = heatmap_from_pooled(finished_pooled(pooled), rows, cols);
   map.value_name = view.value_name;
   map.kind = view.kind;
   return map;

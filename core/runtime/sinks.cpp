@@ -9,10 +9,6 @@
 namespace poslens {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /// The entry of `list` for `point`, appended (made by `make`) when missing.
 at::Tensor& entry(std::vector<std::pair<HookPoint, at::Tensor>>& list, const HookPoint& point,
                   const std::function<at::Tensor()>& make) {
@@ -39,29 +35,6 @@ bool PooledMapSink::wants(const HookPoint& point) const {
          (!heads_ || !heads_of_layer(*heads_, point.layer).empty());
 }
 
-int64_t pool_stride(int64_t T, int64_t cells) { return T > cells ? ceil_div(T, cells) : 1; }
-
-void max_pool_block(at::Tensor& pooled, const at::Tensor& block_values, const at::Tensor& allowed,
-                    int64_t q_begin, int64_t k_begin, int64_t s) {
-  torch::NoGradGuard no_grad;
-  const int64_t R = block_values.size(-2), K = block_values.size(-1);
-  const auto values = block_values.detach().to(torch::kFloat32).masked_fill(allowed.logical_not(), kNegInf);
-  // Pad with −inf to whole cells, then reduce each s × s cell.
-  const int64_t r_off = q_begin % s, c_off = k_begin % s;
-  const int64_t n_rows = ceil_div(r_off + R, s), n_cols = ceil_div(c_off + K, s);
-  auto padded = values;
-  if (s > 1)
-    padded = torch::constant_pad_nd(values, {c_off, n_cols * s - K - c_off, r_off, n_rows * s - R - r_off},
-                                    kNegInf);
-  auto shape = values.sizes().vec();
-  shape.resize(shape.size() - 2);
-  shape.insert(shape.end(), {n_rows, s, n_cols, s});
-  const int64_t d = static_cast<int64_t>(shape.size());
-  const auto cells_max = padded.view(shape).amax({d - 3, d - 1}).to(torch::kCPU);
-  auto cells = pooled.narrow(-2, q_begin / s, n_rows).narrow(-1, k_begin / s, n_cols);
-  cells.copy_(torch::maximum(cells, cells_max));
-}
-
 void PooledMapSink::begin(int64_t batch, int64_t length) {
   (void)batch;
   length_ = length;
@@ -77,9 +50,7 @@ void PooledMapSink::block(const HookPoint& point, const MapBlock& block) {
   const int64_t stride = pool_stride(std::max(block.length, block.key_length()), cells_);
   auto& map = entry(maps_, point, [&] {
     strides_[point] = stride;
-    return torch::full({values.size(0), values.size(1), ceil_div(block.length, stride),
-                        ceil_div(block.key_length(), stride)},
-                       kNegInf, torch::kFloat32);
+    return pooled_canvas({values.size(0), values.size(1)}, block.length, block.key_length(), stride);
   });
   max_pool_block(map, values, block.allowed, block.q_begin, block.k_begin, stride);
 }
@@ -92,7 +63,7 @@ int64_t PooledMapSink::stride_of(const HookPoint& point) const {
 std::vector<std::pair<HookPoint, at::Tensor>> PooledMapSink::maps() const {
   std::vector<std::pair<HookPoint, at::Tensor>> out;
   for (const auto& [point, map] : maps_)
-    out.emplace_back(point, map.masked_fill(map.isneginf(), std::numeric_limits<float>::quiet_NaN()));
+    out.emplace_back(point, finished_pooled(map));
   return out;
 }
 

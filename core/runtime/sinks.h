@@ -11,6 +11,7 @@
 
 #include "core/runtime/capture_sink.h"
 #include "core/runtime/hook_sink.h"
+#include "core/runtime/map_pooling.h"
 
 namespace poslens {
 
@@ -84,17 +85,6 @@ class LastRowSink : public HookSink {
   CaptureSpec spec_;
   std::vector<std::pair<HookPoint, at::Tensor>> rows_;
 };
-
-/// Max-pools a block of whole rows into `pooled` [..., ceil(T/s), ceil(T/s)] (float32 on the
-/// CPU, −inf where nothing visible was seen yet): `values` [..., rows, keys] with `allowed` bool
-/// [rows, keys] holds rows [q_begin, ...) and keys [k_begin, ...) of a T × T map; cells are
-/// s × s, hidden entries ignored. The leading dimensions of `values` and `pooled` match.
-void max_pool_block(at::Tensor& pooled, const at::Tensor& values, const at::Tensor& allowed,
-                    int64_t q_begin, int64_t k_begin, int64_t stride);
-
-/// Cells per side and stride for pooling a T × T map to at most `cells` per side
-/// (pool_heatmap's rule: stride ceil(T / cells), 1 when T <= cells).
-int64_t pool_stride(int64_t T, int64_t cells);
 
 /// The selected heads of `values` [batch, head, ...] for `layer` (all when `heads` is empty).
 at::Tensor select_heads(const at::Tensor& values, const std::optional<HeadSelection>& heads, int layer);
