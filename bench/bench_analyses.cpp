@@ -16,6 +16,7 @@
 #include "analysis/head_metrics.h"
 #include "analysis/massive_activations.h"
 #include "analysis/pattern_divergence.h"
+#include "analysis/value_norms.h"
 #include "core/base/compute_setup.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/hook_sink.h"
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
   row("heads (with induction on 2·64+1 tokens)", [&] { poslens::compute_head_metrics(first, ids); });
   row("massive-activations (top 10)", [&] { poslens::compute_massive_activations(first, ids, 10); });
   if (rotary) row("frequency-usage", [&] { poslens::compute_frequency_usage(first, ids); });
+  row("value-norms", [&] { poslens::compute_value_norms(first, ids); });
   row("divergence (second model, same input)", [&] { poslens::compute_pattern_divergence(first, second, ids); });
   return 0;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Wall time and peak RSS (GNU time -v) of each streamed analysis of issue 19 at several input
-# lengths: heads (detectors, sinks, induction), massive-activations, frequency-usage, divergence
+# Wall time and peak RSS (GNU time -v) of each streamed analysis at several input lengths: heads
+# (detectors, sinks, induction), massive-activations, frequency-usage, value-norms, divergence
 # (the model against itself), position-offset and length-loss.
 #   scripts/bench_analyses_long.sh CHECKPOINT "2048 8192" [TEXT_FILE]
 # The inputs are T random ids (seed 0) below the vocabulary; length-loss reads TEXT_FILE
@@ -26,6 +26,7 @@ for T in $lengths; do
   measure heads heads "$checkpoint" --tokens "$ids" --out "$out/h.h5"
   measure massive-activations massive-activations "$checkpoint" --tokens "$ids" --out "$out/m.h5"
   measure frequency-usage frequency-usage "$checkpoint" --tokens "$ids" --out "$out/u.h5"
+  measure value-norms value-norms "$checkpoint" --tokens "$ids" --out "$out/v.h5"
   measure divergence divergence "$checkpoint" "$checkpoint" --tokens "$ids" --out "$out/d.h5"
   measure position-offset position-offset "$checkpoint" --tokens "$ids" --offset 100 --out "$out/o.h5"
   measure length-loss length-loss "$checkpoint" --text-file "$text" --length "$T" --windows 2 --out "$out/l.h5"
