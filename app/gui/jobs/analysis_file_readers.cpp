@@ -13,9 +13,9 @@
 #include "analysis/analysis_registry.h"
 #include "analysis/analysis_result.h"
 #include "analysis/head_metrics.h"
+#include "analysis/heatmap_pooling.h"
 #include "analysis/position_export.h"
 #include "analysis/u_shape.h"
-#include "analysis/heatmap_pooling.h"
 #include "app/gui/jobs/analysis_view_builders.h"
 #include "app/gui/jobs/frequency_summaries.h"
 #include "core/base/error.h"
@@ -96,7 +96,8 @@ AnalysisView heads_file(const Hdf5Reader& file, const std::string& name) {
 }
 
 /// The Analyses panel's reader of each analysis it shows from a file (ShownIn::Analyses), by
-/// registry name; analyses_panel_readers_cover_the_registry() checks none is missing.
+/// registry name (plain analyses need none: their entry's `read`);
+/// AnalysesWindow.TheChooserAndTheFileReadersAreTheRegistrys checks none is missing.
 struct PanelReader {
   const char* analysis;
   AnalysisView (*read)(const Hdf5Reader& file, const std::string& name);
