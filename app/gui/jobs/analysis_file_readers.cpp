@@ -231,6 +231,11 @@ AnalysisView captures_view(const Hdf5Reader& file, int layer, int head) {
 }
 
 SeriesSummary frequency_file(const Hdf5Reader& file, const QString& path) {
+  if (file.exists(kFrequenciesGroup)) {
+    SeriesSummary s;
+    s.last = decomposition_file(file, path);
+    return s;
+  }
   if (file.exists(kProbeGroup)) {
     const std::string g = kProbeGroup;
     const auto p = probe_from(file, g, file.read(g + "/scores"), file.read(g + "/components"), file.read(g + "/vaf"),

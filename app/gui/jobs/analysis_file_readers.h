@@ -13,8 +13,10 @@
 
 namespace poslens::gui {
 
-/// A probe file (`/analysis/probe`) or a series (`/analysis/compare`, a merged sweep of probes)
-/// for the Frequencies panel: a SeriesSummary, its per_layer empty for a single probe.
+/// A file the Frequencies panel shows (the registry's ShownIn::Frequencies): a probe
+/// (`/analysis/probe`), a series (`/analysis/compare`, a merged sweep of probes) or a
+/// `frequencies` decomposition (decomposition_file, as `last`): a SeriesSummary, its per_layer
+/// empty but for a series.
 SeriesSummary frequency_file(const Hdf5Reader& file, const QString& path);
 
 /// A `frequencies` file (`/analysis/frequencies`, one layer's scores on the input split by

@@ -52,11 +52,6 @@ Work open_analysis_job(const QString& path, int layer, int head) {
     check_analysis_file_version(file);
     const auto checkpoint = file.string_attribute("/", "checkpoint");
     const auto* entry = analysis_in_file(file);
-    if (entry && std::string(entry->name) == "frequencies") {
-      SeriesSummary s;
-      s.last = decomposition_file(file, path);
-      return s;
-    }
     if (entry && entry->shown_in == ShownIn::Frequencies) return frequency_file(file, path);
     if (entry && entry->shown_in == ShownIn::PositionMap) return position_file(file);
     auto v = file.exists("/captures") ? captures_view(file, layer, head) : analysis_panel_file(file, stem(checkpoint));
