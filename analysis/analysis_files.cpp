@@ -9,7 +9,7 @@
 #include "analysis/csv_text.h"
 #include "core/base/error.h"
 #include "core/position/rope_scaling.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens {
 namespace {

@@ -11,9 +11,10 @@
 
 #include "analysis/frequency_usage.h"
 #include "analysis/heinsen_states.h"
-#include "analysis/length_generalisation.h"
+#include "analysis/length_loss.h"
+#include "analysis/position_offset.h"
 #include "analysis/massive_activations.h"
-#include "analysis/pattern_divergence.h"
+#include "analysis/divergence.h"
 #include "core/formats/hdf5_export.h"
 #include "core/formats/hdf5_reader.h"
 

@@ -1,8 +1,8 @@
 #pragma once
 // From the frequency analyses' tensors to the plain curves the views draw (frequency_data.h).
 #include "analysis/frequency_data.h"
-#include "analysis/probe_compare.h"
-#include "analysis/rope_probe.h"
+#include "analysis/compare.h"
+#include "analysis/probe.h"
 #include "analysis/text_decomposition.h"
 
 namespace poslens {

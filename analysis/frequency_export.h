@@ -1,13 +1,15 @@
 #pragma once
 // HDF5 files of the RoPE frequency analyses (docs/hdf5-layout.md "/analysis/probe",
 // "/analysis/frequencies", "/analysis/compare"): what `poslens-cli probe`, `frequencies` and
-// `compare` write, with the exact dataset names other tools read. Atomic, like every export.
+// `compare` write, with the exact dataset names other tools read, and their readers (what the
+// GUI opens). Atomic, like every export.
 #include <string>
 
-#include "analysis/probe_compare.h"
-#include "analysis/rope_probe.h"
+#include "analysis/compare.h"
+#include "analysis/probe.h"
 #include "analysis/text_decomposition.h"
 #include "core/formats/hdf5_export.h"
+#include "core/formats/hdf5_reader.h"
 
 namespace poslens {
 
@@ -34,5 +36,24 @@ void write_frequencies_hdf5(const std::string& path, const TextDecomposition& d,
 /// attributes T, n_samples, L, pairing. `meta` describes the first checkpoint.
 void write_compare_hdf5(const std::string& path, const CompareResult& compare,
                         const ExportMetadata& meta);
+
+/// Reads what write_probe_hdf5 wrote under `/analysis/probe` (not the extrapolation group):
+/// every dataset and attribute of ProbeResult; vaf_per_head, remainder, position_terms and
+/// scores_std stay undefined where the file has none. Throws poslens::Error naming the file for
+/// a file of another version (check_analysis_file_version), a missing dataset or datasets of
+/// inconsistent shapes (layers, heads, components, keys).
+ProbeResult read_probe_hdf5(const Hdf5Reader& file);
+
+/// Reads what write_frequencies_hdf5 wrote: the decomposition and its input (`/tokens` ids and
+/// labels, empty when the file has none). Throws poslens::Error as read_probe_hdf5 does.
+TextDecomposition read_frequencies_hdf5(const Hdf5Reader& file);
+
+/// Reads what write_compare_hdf5 wrote. The file keeps head means of the components, so each
+/// of `probes` holds one "head": scores [layer, 1, key_pos] (the head mean), components
+/// [layer, 1, component, key_pos], vaf [layer, component] = that checkpoint's row of `vaf`,
+/// theta/activated and the group's T, n_samples, L and pairing. weights_sha256 is empty for a
+/// file without digests. Throws poslens::Error as read_probe_hdf5 does, and for fewer than one
+/// checkpoint or lists of different lengths.
+CompareResult read_compare_hdf5(const Hdf5Reader& file);
 
 }  // namespace poslens

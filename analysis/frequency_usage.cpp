@@ -2,10 +2,10 @@
 
 #include <torch/torch.h>
 
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens {
 

@@ -23,7 +23,7 @@ struct FrequencyUsage {
   at::Tensor q_norm;  ///< float64 [layer, head, component]: mean_t ‖q_t⁽ᶜ⁾‖
   at::Tensor k_norm;  ///< float64 [layer, kv_head, component]: mean_t ‖k_t⁽ᶜ⁾‖
   RotaryInfo rotary;  ///< theta_c (radians per position), pairing, HoPE's kept count
-  int64_t L = 0;      ///< training length (rope_probe.h training_length()) for the markers; 0: unknown
+  int64_t L = 0;      ///< training length (probe.h training_length()) for the markers; 0: unknown
   /// float64 [layer, component]: q_norm and k_norm averaged over heads — the layer × frequency
   /// summary.
   at::Tensor q_layer_mean() const;

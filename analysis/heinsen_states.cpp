@@ -5,7 +5,7 @@
 #include "core/base/error.h"
 #include "core/position/heinsen.h"
 #include "core/runtime/capture_sink.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens {
 namespace {

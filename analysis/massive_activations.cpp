@@ -4,7 +4,7 @@
 
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens {
 

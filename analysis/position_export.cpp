@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <filesystem>
 #include <fstream>
@@ -156,6 +157,32 @@ void write_head_metrics_csv(const std::string& path, const HeadMetrics& m) {
   write_file_atomically(path, head_metrics_csv(v.size(0), v.size(1),
                                                std::vector<double>(v.data_ptr<double>(),
                                                                    v.data_ptr<double>() + v.numel())));
+}
+
+PositionMapHead read_position_map_hdf5(const Hdf5Reader& file, int layer, int head) {
+  check_analysis_file_version(file);
+  const std::string map = dataset_of(PositionMapKind::PositionOnly), pattern = dataset_of(PositionMapKind::Pattern);
+  if (!file.exists(pattern)) throw Error(file.path() + ": a position map without its " + pattern);
+  const auto shape = file.shape(map);
+  if (shape.size() != 4 || file.shape(pattern) != shape)
+    throw Error(file.path() + ": position_map and pattern must be [layer, head, q, k] of one shape");
+  PositionMapHead h;
+  h.heads = file.string_list_attribute(map, "heads");
+  h.layer = layer;
+  h.head = head;
+  if (layer < 0 && (h.heads.empty() || std::sscanf(h.heads.front().c_str(), "%d.%d", &h.layer, &h.head) != 2))
+    h.layer = h.head = 0;
+  if (h.layer < 0 || h.layer >= shape[0] || h.head < 0 || h.head >= shape[1])
+    throw Error(file.path() + ": head " + std::to_string(h.layer) + "." + std::to_string(h.head) +
+                " is outside the maps [" + std::to_string(shape[0]) + " layers, " + std::to_string(shape[1]) +
+                " heads]");
+  h.source_length = file.int_attribute(map, "source_length", shape[2]);
+  h.position = file.read_slice(map, {h.layer, h.head}).to(torch::kFloat32);
+  h.pattern = file.read_slice(pattern, {h.layer, h.head}).to(torch::kFloat32);
+  const auto methods = file.string_list_attribute(map, "methods");
+  if (static_cast<size_t>(h.layer) < methods.size()) h.method = methods[static_cast<size_t>(h.layer)];
+  h.explanation = file.string_attribute(map, "explanation");
+  return h;
 }
 
 }  // namespace poslens

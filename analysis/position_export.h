@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "analysis/head_metrics.h"
+#include "analysis/heads.h"
 #include "analysis/position_map.h"
 #include "core/formats/hdf5_export.h"
 #include "core/formats/hdf5_reader.h"
@@ -50,6 +50,23 @@ class PositionMapFile {
   std::optional<PooledPositionMaps> pooled_;
   std::set<std::string> created_;
 };
+
+/// One head's maps of a file PositionMapFile wrote: the position-only map and the pattern,
+/// float32 [rows, cols] (pooled or T × T, NaN or 0 where hidden, as written), the source length
+/// T, the heads written ("L.H"), the position method of the head's layer and the explanation.
+struct PositionMapHead {
+  int layer = 0, head = 0;
+  int64_t source_length = 0;
+  at::Tensor position, pattern;
+  std::vector<std::string> heads;
+  std::string method, explanation;
+};
+
+/// Reads head (`layer`, `head`) of `/analysis/position_map` and `/analysis/pattern`, or the first
+/// head the file's `heads` attribute names when `layer` < 0. Throws poslens::Error naming the
+/// file for another version's file, a missing pattern, maps of different or non-4-D shapes, or
+/// a head outside them.
+PositionMapHead read_position_map_hdf5(const Hdf5Reader& file, int layer = -1, int head = -1);
 
 /// `/analysis/heads/values` float64 [layer, head, metric] (attribute `methods`, the position
 /// method per layer) with `/analysis/heads/metrics` (names); `/tokens` from `ids`, `labels`.

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "core/base/error.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 #include "core/runtime/sinks.h"
 
 namespace poslens {

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 #include "core/base/error.h"
 
 namespace poslens {

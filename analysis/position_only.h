@@ -8,7 +8,7 @@
 //   absolute (learned, sinusoidal) — the layer fed the position embeddings alone through its
 //     attention norm and q/k projections with biases: scale·q(P_i)·k(P_j);
 //   rotary (RoPE, scaled RoPE, HoPE) — f(i − j), f the head's mean logit against distance from
-//     the U-shape probe (rope_probe.h) at T = the input length: N forward passes of T tokens
+//     the U-shape probe (probe.h) at T = the input length: N forward passes of T tokens
 //     (N = probe_samples, 64 by default), once per input length;
 //   CoPE + rotary — the CoPE term plus the probe's rotary part (components and remainder);
 //   NoPE (and Heinsen, whose state depends on the tokens) — 0 (a uniform map).

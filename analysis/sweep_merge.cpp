@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "analysis/analysis_registry.h"
 #include "analysis/checkpoint_series.h"
+#include "analysis/frequency_export.h"
 #include "core/base/error.h"
 #include "core/formats/hdf5_export.h"
 #include "core/formats/hdf5_reader.h"
@@ -31,28 +33,23 @@ int64_t step_of(const std::string& checkpoint) {
 
 /// The probe series of the items, as /analysis/compare (frequency_export.cpp's layout).
 void add_series(Hdf5Writer& file, const std::vector<MergeItem>& items) {
-  const std::string g = kCompareGroup, probe = kProbeGroup;
+  const std::string g = kCompareGroup;
   std::vector<at::Tensor> vaf, scores, components;
   std::vector<std::string> names, digests;
   std::vector<int64_t> steps;
-  at::Tensor theta, activated;
-  std::vector<int64_t> shape;
+  std::optional<ProbeResult> first;
   for (const auto& item : items) {
     const Hdf5Reader in(item.file);
-    const auto v = in.read(probe + "/vaf");
-    if (shape.empty()) {
-      shape = v.sizes().vec();
-      theta = in.read(probe + "/theta");
-      activated = in.read(probe + "/activated").to(torch::kBool);
-    } else if (v.sizes().vec() != shape) {
+    auto p = read_probe_hdf5(in);
+    if (first && p.vaf.sizes() != first->vaf.sizes())
       throw Error(item.file + ": its probe has another shape than the first item's (layers × components)");
-    }
-    vaf.push_back(v.to(torch::kFloat32));
-    scores.push_back(in.read(probe + "/scores").to(torch::kFloat32));
-    components.push_back(in.read(probe + "/components").to(torch::kFloat32).mean(1));
+    vaf.push_back(p.vaf);
+    scores.push_back(p.scores);
+    components.push_back(p.components.mean(1));
     names.push_back(item.checkpoint);
     digests.push_back(in.string_attribute("/", "weights_sha256"));
     steps.push_back(step_of(item.checkpoint));
+    if (!first) first = std::move(p);
   }
   file.add({g + "/vaf", torch::stack(vaf), {}, {"checkpoint", "layer", "component"}, {}});
   file.add({g + "/checkpoints", {}, names, {"checkpoint"}, {}});
@@ -60,16 +57,15 @@ void add_series(Hdf5Writer& file, const std::vector<MergeItem>& items) {
   file.add({g + "/steps", torch::tensor(steps, torch::kLong), {}, {"checkpoint"}, {}});
   file.add({g + "/scores", torch::stack(scores), {}, {"checkpoint", "layer", "head", "key_pos"}, {}});
   file.add({g + "/components", torch::stack(components), {}, {"checkpoint", "layer", "component", "key_pos"}, {}});
-  file.add({g + "/theta", theta, {}, {"component"}, {}});
-  file.add({g + "/activated", activated, {}, {"component"}, {}});
+  file.add({g + "/theta", first->theta, {}, {"component"}, {}});
+  file.add({g + "/activated", first->activated, {}, {"component"}, {}});
   // The first probe's settings, as compare writes them (T, samples, L, pairing, HoPE's cut).
-  const Hdf5Reader first(items.front().file);
   file.group_attributes(g, {{"merged_from", std::string("a sweep of ") + std::to_string(items.size()) + " probes"},
-                            {"T", first.int_attribute(probe, "T")},
-                            {"n_samples", first.int_attribute(probe, "n_samples")},
-                            {"L", first.int_attribute(probe, "L")},
-                            {"kept_components", first.int_attribute(probe, "kept_components")},
-                            {"pairing", first.string_attribute(probe, "pairing")}});
+                            {"T", first->T},
+                            {"n_samples", first->n_samples},
+                            {"L", first->L},
+                            {"kept_components", first->kept_components},
+                            {"pairing", first->pairing}});
 }
 
 }  // namespace

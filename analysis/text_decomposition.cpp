@@ -3,9 +3,10 @@
 #include <torch/torch.h>
 
 #include "analysis/rope_frequencies.h"
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 #include "core/base/error.h"
 #include "core/runtime/resources.h"
+#include "core/runtime/model_input.h"
 #include "core/runtime/run.h"
 
 namespace poslens {

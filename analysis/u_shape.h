@@ -1,7 +1,7 @@
 #pragma once
 // The U-shape probe on several models side by side (Chen et al. 2024 §4.1, Fig. 1: learned absolute
 // positions, RoPE and KERPLE each learn a U-shaped attention over key position, not a global
-// long-term decay). Each model runs the probe of rope_probe.h — [BOS] + one token repeated,
+// long-term decay). Each model runs the probe of probe.h — [BOS] + one token repeated,
 // the last query's pre-softmax logit to every key, averaged over tokens — and its head mean
 // per layer is kept. Any position encoding: nothing here needs rotary components.
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "analysis/curve_data.h"
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 #include "core/formats/hdf5_export.h"
 #include "core/formats/hdf5_reader.h"
 #include "core/runtime/checkpoint.h"

@@ -10,7 +10,7 @@
 #include "analysis/analysis_views.h"
 #include "analysis/csv_text.h"
 #include "core/base/error.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens {
 

@@ -8,6 +8,7 @@
 #include "app/cli/figures.h"
 #include "core/base/atomic_file.h"
 #include "core/runtime/resources.h"
+#include "core/runtime/model_input.h"
 #include "core/runtime/run.h"
 
 namespace poslens::cli {

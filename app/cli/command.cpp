@@ -9,7 +9,7 @@
 #include "core/base/error.h"
 #include "core/base/untrusted_json.h"
 #include "core/formats/npy.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens::cli {
 

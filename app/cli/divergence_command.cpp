@@ -1,5 +1,5 @@
 // poslens-cli divergence: row-wise Jensen–Shannon divergence between two checkpoints' attention
-// patterns on one input, per head and per query (analysis/pattern_divergence.h), one streamed
+// patterns on one input, per head and per query (analysis/divergence.h), one streamed
 // forward pass per model; HDF5 or CSV, and with --figure the two maps the GUI draws.
 #include <torch/torch.h>
 

@@ -5,7 +5,7 @@
 
 #include "analysis/frequency_curves.h"
 #include "analysis/heatmap_pooling.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 #include "core/runtime/transformer.h"
 #include "core/base/error.h"
 

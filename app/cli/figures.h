@@ -9,8 +9,8 @@
 #include "analysis/curve_data.h"
 #include "analysis/heatmap_data.h"
 #include "analysis/position_map.h"
-#include "analysis/probe_compare.h"
-#include "analysis/rope_probe.h"
+#include "analysis/compare.h"
+#include "analysis/probe.h"
 #include "analysis/text_decomposition.h"
 
 namespace poslens::cli {

@@ -16,9 +16,9 @@
 #include <sstream>
 
 #include "analysis/frequency_export.h"
-#include "analysis/probe_compare.h"
+#include "analysis/compare.h"
 #include "analysis/rope_frequencies.h"
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 #include "analysis/text_decomposition.h"
 #include "analysis/checkpoint_series.h"
 #include "analysis/u_shape.h"

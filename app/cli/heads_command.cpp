@@ -1,11 +1,11 @@
 // poslens-cli heads: entropy, mean distance, sink, previous token and position share of every
-// head (analysis/head_metrics.h), streamed from one forward pass: memory stays that of the
+// head (analysis/heads.h), streamed from one forward pass: memory stays that of the
 // forward whatever T (docs/position-maps.md, docs/performance.md).
 #include <torch/torch.h>
 
 #include <iostream>
 
-#include "analysis/head_metrics.h"
+#include "analysis/heads.h"
 #include "analysis/position_export.h"
 #include "analysis/position_map.h"
 #include "app/cli/analysis_command.h"

@@ -1,5 +1,5 @@
 // poslens-cli length-loss: the loss at each position of real text up to k·L, per checkpoint and
-// per RoPE scaling applied at run time (analysis/length_generalisation.h; docs/analyses.md);
+// per RoPE scaling applied at run time (analysis/length_loss.h; docs/analyses.md);
 // HDF5 or CSV, and with --figure the curves with the L, 2L, … markers the GUI draws.
 #include <torch/torch.h>
 
@@ -8,7 +8,7 @@
 
 #include "analysis/analysis_views.h"
 #include "analysis/checkpoint_series.h"
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 #include "app/cli/analysis_command.h"
 #include "app/cli/figure_option.h"
 #include "app/cli/figures.h"

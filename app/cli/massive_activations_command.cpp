@@ -10,6 +10,7 @@
 #include "app/cli/analysis_command.h"
 #include "app/cli/figure_option.h"
 #include "app/cli/figures.h"
+#include "core/runtime/model_input.h"
 #include "core/runtime/run.h"
 
 namespace poslens::cli {

@@ -12,6 +12,8 @@
 #include "core/models/hf_writer.h"
 #include "core/runtime/hdf5_sink.h"
 #include "core/runtime/resources.h"
+#include "core/runtime/model_input.h"
+#include "core/runtime/predictions.h"
 #include "core/runtime/run.h"
 #include "core/runtime/sinks.h"
 

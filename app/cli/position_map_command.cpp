@@ -8,14 +8,14 @@
 #include <iomanip>
 #include <iostream>
 
-#include "analysis/head_metrics.h"
+#include "analysis/heads.h"
 #include "app/cli/figure_option.h"
 #include "app/cli/figures.h"
 #include "analysis/position_export.h"
 #include "analysis/position_map.h"
 #include "core/base/error.h"
 #include "core/runtime/resources.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens::cli {
 namespace {
@@ -59,7 +59,7 @@ void position_map(const PositionMapCommand& c) {
 
   const auto method = position_methods(model, T).front();
   const int64_t bytes = PositionMapFile::estimate_bytes(cfg, T, heads, c.pool, method);
-  // The forward's working memory, and the probe's batches (1 GB budget, rope_probe.cpp).
+  // The forward's working memory, and the probe's batches (1 GB budget, probe.cpp).
   const int64_t memory = forward_working_bytes(cfg, 1, T, model.model->dtype()) +
                          (method.find("rotary") != std::string::npos ? int64_t{1} << 30 : 0);
   std::cout << "position-map: " << T << " tokens, method " << method << ", "

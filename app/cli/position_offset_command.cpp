@@ -1,5 +1,5 @@
 // poslens-cli position-offset: every position index shifted by Δ, the patterns compared with
-// Δ = 0 (JS per head and query; analysis/length_generalisation.h): a relative encoding's do not
+// Δ = 0 (JS per head and query; analysis/position_offset.h): a relative encoding's do not
 // change. HDF5 or CSV, and with --figure the chosen head's two patterns.
 #include <torch/torch.h>
 

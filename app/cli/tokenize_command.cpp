@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 #include "core/tokenizers/tokenizer_files.h"
 
 namespace poslens::cli {

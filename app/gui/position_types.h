@@ -33,7 +33,7 @@ struct PositionView {
   std::vector<HeatmapData> absolute_terms;
 };
 
-/// Head overview metrics of one input (analysis/head_metrics.h) for colouring the head grid.
+/// Head overview metrics of one input (analysis/heads.h) for colouring the head grid.
 struct HeadMetricsSummary {
   int n_layers = 0;
   int n_heads = 0;

@@ -16,7 +16,7 @@
 #include "app/gui/run_types.h"
 #include "core/runtime/attention.h"
 #include "core/runtime/checkpoint.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens::gui {
 

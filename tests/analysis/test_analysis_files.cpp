@@ -13,12 +13,15 @@
 
 #include "analysis/analysis_files.h"
 #include "analysis/analysis_registry.h"
-#include "analysis/head_metrics_csv.h"
+#include "analysis/frequency_export.h"
+#include "analysis/heads_csv.h"
 #include "analysis/position_export.h"
 #include "analysis/u_shape.h"
 #include "core/base/error.h"
+#include "core/formats/captures_reader.h"
 #include "core/formats/hdf5_reader.h"
 #include "fixtures.h"
+#include "random_model.h"
 
 namespace poslens {
 namespace {
@@ -239,6 +242,184 @@ TEST(AnalysisFiles, UShapeRoundTrip) {
         EXPECT_EQ(r.T, 5);
         EXPECT_EQ(r.n_samples, 7);
       });
+}
+
+/// A probe of 2 layers, 3 heads, 4 components and 6 keys with every optional dataset.
+ProbeResult some_probe(uint64_t seed) {
+  torch::manual_seed(seed);
+  ProbeResult p;
+  p.T = 6;
+  p.n_samples = 9;
+  p.L = 32;
+  p.bos_id = 1;
+  p.pairing = "half_split";
+  p.kept_components = 3;
+  p.tokens = {4, 8, 15};
+  p.scores = torch::randn({2, 3, 6});
+  p.scores_std = torch::rand({2, 3, 6});
+  p.components = torch::randn({2, 3, 4, 6});
+  p.remainder = torch::randn({2, 3, 6});
+  p.position_terms = torch::randn({2, 3, 6});
+  p.theta = torch::rand({4}, torch::kDouble);
+  p.activated = torch::tensor({true, false, true, false});
+  p.vaf = torch::rand({2, 4}) * 100;
+  p.vaf_per_head = torch::rand({2, 3, 4}) * 100;
+  return p;
+}
+
+TEST(AnalysisFiles, ProbeRoundTrip) {
+  const auto p = some_probe(1);
+  round_trip(
+      "probe", [&](const std::string& path, const ExportMetadata& meta) { write_probe_hdf5(path, p, 7, false, meta); },
+      [&](const Hdf5Reader& file) {
+        const auto r = read_probe_hdf5(file);
+        for (const auto& [got, want] : {std::pair{r.scores, p.scores}, {r.scores_std, p.scores_std},
+                                        {r.components, p.components}, {r.remainder, p.remainder},
+                                        {r.position_terms, p.position_terms}, {r.theta, p.theta},
+                                        {r.activated, p.activated}, {r.vaf, p.vaf}, {r.vaf_per_head, p.vaf_per_head}})
+          EXPECT_TRUE(got.equal(want));
+        EXPECT_EQ(r.tokens, p.tokens);
+        EXPECT_EQ(std::tie(r.T, r.n_samples, r.L, r.bos_id, r.kept_components),
+                  std::tie(p.T, p.n_samples, p.L, p.bos_id, p.kept_components));
+        EXPECT_EQ(r.pairing, p.pairing);
+      });
+}
+
+TEST(AnalysisFiles, FrequenciesRoundTrip) {
+  torch::manual_seed(2);
+  TextDecomposition d;
+  d.layer = 1;
+  d.head = 2;
+  d.L = 64;
+  d.pairing = "interleaved";
+  d.kept_components = 4;
+  d.ids = kInput.ids;
+  d.labels = kInput.labels;
+  d.components = torch::randn({1, 4, 4, 4});
+  d.scores = torch::randn({1, 4, 4});
+  d.remainder = torch::randn({1, 4, 4});
+  d.theta = torch::rand({4}, torch::kDouble);
+  d.activated = torch::tensor({true, true, false, false});
+  round_trip(
+      "frequencies", [&](const std::string& path, const ExportMetadata& meta) { write_frequencies_hdf5(path, d, meta); },
+      [&](const Hdf5Reader& file) {
+        const auto r = read_frequencies_hdf5(file);
+        EXPECT_TRUE(r.components.equal(d.components));
+        EXPECT_TRUE(r.scores.equal(d.scores));
+        EXPECT_TRUE(r.remainder.equal(d.remainder));
+        EXPECT_FALSE(r.position_terms.defined()) << "not written, not read";
+        EXPECT_TRUE(r.theta.equal(d.theta));
+        EXPECT_TRUE(r.activated.equal(d.activated));
+        EXPECT_EQ(std::tie(r.layer, r.head, r.L, r.kept_components), std::tie(d.layer, d.head, d.L, d.kept_components));
+        EXPECT_EQ(r.pairing, d.pairing);
+        EXPECT_EQ(r.ids, d.ids);
+        EXPECT_EQ(r.labels, d.labels);
+      });
+}
+
+TEST(AnalysisFiles, CompareRoundTripKeepsHeadMeans) {
+  CompareResult c;
+  c.names = {"run/step-000100", "run/step-000200"};
+  c.steps = {100, 200};
+  c.weights_sha256 = {"aa", "bb"};
+  c.probes = {some_probe(3), some_probe(4)};
+  c.vaf = torch::stack({c.probes[0].vaf, c.probes[1].vaf});
+  round_trip(
+      "compare", [&](const std::string& path, const ExportMetadata& meta) { write_compare_hdf5(path, c, meta); },
+      [&](const Hdf5Reader& file) {
+        const auto r = read_compare_hdf5(file);
+        EXPECT_EQ(r.names, c.names);
+        EXPECT_EQ(r.steps, c.steps);
+        EXPECT_EQ(r.weights_sha256, c.weights_sha256);
+        EXPECT_TRUE(r.vaf.equal(c.vaf));
+        ASSERT_EQ(r.probes.size(), 2u);
+        for (size_t i = 0; i < 2; ++i) {
+          const auto& p = r.probes[i];
+          EXPECT_TRUE(torch::allclose(p.scores, c.probes[i].scores.mean(1, true))) << "the head mean of the scores";
+          EXPECT_TRUE(torch::allclose(p.components, c.probes[i].components.mean(1).unsqueeze(1)));
+          EXPECT_TRUE(p.vaf.equal(c.vaf[static_cast<int64_t>(i)]));
+          EXPECT_TRUE(p.theta.equal(c.probes[0].theta));
+          EXPECT_EQ(std::tie(p.T, p.n_samples, p.L), std::tie(c.probes[0].T, c.probes[0].n_samples, c.probes[0].L));
+        }
+      });
+}
+
+TEST(AnalysisFiles, PositionMapReadsTheHeadsThatWereStreamedIn) {
+  LoadedModel model;
+  model.path = "in-memory";
+  auto config = test::small_config(R"([{"type": "rope"}])", 2);
+  config.bos_token_id = 0;
+  model.model = std::make_unique<Transformer>(test::random_model(config));
+  const std::vector<int64_t> ids = {1, 5, 7, 2, 9, 3, 4};
+  const auto T = static_cast<int64_t>(ids.size());
+  PositionMapOptions options;
+  options.probe_samples = 6;
+  const auto whole = position_map_whole(model, ids, options);
+  const HeadSelection heads{{1, 2}, {0, 1}};
+  const auto path = (test::scratch_dir() / "map.h5").string();
+  {
+    PositionMapFile file(path, model, T, heads, 0);
+    const auto r = position_map(model, ids, options, heads, [&](const PositionMapBlock& b) { file.add(b); });
+    file.finish(r);
+  }
+  const Hdf5Reader file(path);
+  ASSERT_NE(analysis_in_file(file), nullptr);
+  EXPECT_EQ(analysis_in_file(file)->name, "position-map");
+  const auto first = read_position_map_hdf5(file);
+  EXPECT_EQ(std::tie(first.layer, first.head), std::make_tuple(0, 1)) << "the first head written, in layer order";
+  EXPECT_EQ(first.heads, (std::vector<std::string>{"0.1", "1.2"}));
+  EXPECT_EQ(first.source_length, T);
+  EXPECT_EQ(first.method, whole.methods[0]);
+  EXPECT_FALSE(first.explanation.empty());
+  const auto allowed = allowed_keys(model.model->config(), T, torch::kCPU);
+  for (const auto& [l, h] : heads) {
+    const auto m = read_position_map_hdf5(file, l, h);
+    EXPECT_TRUE(torch::allclose(m.position.masked_fill(allowed.logical_not(), 0),
+                                whole.position_map[l][h].masked_fill(allowed.logical_not(), 0), 1e-5, 1e-6))
+        << l << "." << h;
+    EXPECT_TRUE(torch::allclose(m.pattern, whole.pattern[l][h], 1e-5, 1e-6)) << l << "." << h;
+  }
+  EXPECT_THAT(test::error_of([&] { read_position_map_hdf5(file, 2, 0); }),
+              HasSubstr("map.h5: head 2.0 is outside the maps [2 layers, 4 heads]"));
+  // Another version's file (its two maps written by hand) is refused, naming the file.
+  const auto old = (test::scratch_dir() / "old-map.h5").string();
+  auto meta = this_version();
+  meta.tool_version = "0.0.1";
+  write_analysis_hdf5(old,
+                      {{kPositionMapGroup, torch::zeros({1, 1, 2, 2}), {}, {"layer", "head", "q_pos", "k_pos"}, {}},
+                       {"/analysis/pattern", torch::zeros({1, 1, 2, 2}), {}, {"layer", "head", "q_pos", "k_pos"}, {}}},
+                      {}, {}, {}, meta);
+  EXPECT_THAT(test::error_of([&] { read_position_map_hdf5(Hdf5Reader(old)); }),
+              HasSubstr("old-map.h5: written by PosLens 0.0.1"));
+}
+
+TEST(CapturesFile, HooksAndOneHeadsMapReadBack) {
+  torch::manual_seed(5);
+  const auto pattern = torch::rand({1, 2, 4, 4});
+  const auto resid = torch::rand({1, 4, 8});
+  const auto path = (test::scratch_dir() / "run.h5").string();
+  write_captures_hdf5(path,
+                      {{"blocks.0.attn.hook_pattern", {"batch", "head", "q_pos", "k_pos"}, pattern},
+                       {"blocks.0.hook_resid_post", {"batch", "pos", "d_model"}, resid}},
+                      torch::tensor(kInput.ids, torch::kLong).unsqueeze(0), kInput.labels, this_version());
+  const Hdf5Reader file(path);
+  const auto hooks = read_captured_hooks(file);
+  ASSERT_EQ(hooks.size(), 2u);
+  EXPECT_EQ(hooks[0].name, "blocks.0.attn.hook_pattern");
+  EXPECT_EQ(hooks[0].shape, (std::vector<int64_t>{1, 2, 4, 4}));
+  EXPECT_EQ(hooks[1].shape, (std::vector<int64_t>{1, 4, 8}));
+  const auto map = read_captured_head_map(file, 0, "hook_pattern", 1);
+  ASSERT_TRUE(map.has_value());
+  EXPECT_TRUE(map->values.equal(pattern[0][1]));
+  EXPECT_EQ(map->source_length, 4);
+  EXPECT_FALSE(read_captured_head_map(file, 0, "hook_pattern", 2)) << "a head outside the hook";
+  EXPECT_FALSE(read_captured_head_map(file, 1, "hook_pattern", 0)) << "a layer not captured";
+  EXPECT_FALSE(read_captured_head_map(file, 0, "hook_attn_scores", 0)) << "a hook not captured";
+  const auto other = (test::scratch_dir() / "analysis.h5").string();
+  write_analysis_hdf5(other, {{kHeadsGroup + std::string("/values"), torch::zeros({1}), {}, {"x"}, {}}}, {}, {}, {},
+                      this_version());
+  EXPECT_THAT(test::error_of([&] { read_captured_hooks(Hdf5Reader(other)); }),
+              HasSubstr("analysis.h5: has no /captures group"));
 }
 
 }  // namespace

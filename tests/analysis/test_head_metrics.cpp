@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/head_metrics.h"
+#include "analysis/heads.h"
 #include "core/base/error.h"
 #include "random_model.h"
 

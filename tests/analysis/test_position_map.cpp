@@ -1,5 +1,5 @@
 // Position-only attention, CoPE counting, the absolute-PE decomposition and head metrics
-// (analysis/position_map.h, absolute_terms.h, head_metrics.h) against known answers: ALiBi's
+// (analysis/position_map.h, absolute_terms.h, heads.h) against known answers: ALiBi's
 // closed form, the probe behind rotary maps, the terms summing to the logits, hand-made patterns.
 #include <torch/torch.h>
 
@@ -10,9 +10,9 @@
 #include <cmath>
 
 #include "analysis/absolute_terms.h"
-#include "analysis/head_metrics.h"
+#include "analysis/heads.h"
 #include "analysis/position_map.h"
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 #include "core/models/poslens_model.h"
 #include "core/runtime/transformer.h"
 #include "fixtures.h"

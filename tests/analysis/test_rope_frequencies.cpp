@@ -1,4 +1,4 @@
-// RoPE frequency analysis (analysis/rope_frequencies.h, rope_probe.h, probe_compare.h) on
+// RoPE frequency analysis (analysis/rope_frequencies.h, probe.h, compare.h) on
 // inputs with known answers: the decomposition reproduces the model's own scores for every
 // pairing and rotary variant, a head with one live frequency puts all VAF on it, the probe
 // equals the mean of the forward's own last-row logits, and VAF's edge cases.
@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <set>
 
-#include "analysis/probe_compare.h"
+#include "analysis/compare.h"
 #include "analysis/rope_frequencies.h"
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 #include "core/models/poslens_model.h"
 #include "core/runtime/transformer.h"
 #include "fixtures.h"

@@ -7,18 +7,19 @@
 #include <QObject>
 
 #include <algorithm>
-#include <cstdio>
 
 #include "analysis/analysis_files.h"
 #include "analysis/analysis_registry.h"
 #include "analysis/analysis_result.h"
-#include "analysis/head_metrics.h"
+#include "analysis/heads.h"
 #include "analysis/heatmap_pooling.h"
+#include "analysis/frequency_export.h"
 #include "analysis/position_export.h"
 #include "analysis/u_shape.h"
 #include "app/gui/jobs/analysis_view_builders.h"
 #include "app/gui/jobs/frequency_summaries.h"
 #include "core/base/error.h"
+#include "core/formats/captures_reader.h"
 #include "core/base/untrusted_json.h"
 
 namespace poslens::gui {
@@ -26,28 +27,10 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-/// A probe group of a file (`/analysis/probe` or one checkpoint of `/analysis/compare`) as the
-/// ProbeResult the views draw. `scores` [layer, head, key] and `components` [layer, head,
-/// component, key]; the group's attributes give T, the sample count, L and HoPE's cut.
-ProbeResult probe_from(const Hdf5Reader& file, const std::string& group, at::Tensor scores, at::Tensor components,
-                       at::Tensor vaf, at::Tensor vaf_per_head) {
-  ProbeResult p;
-  p.scores = scores.to(torch::kFloat32);
-  p.components = components.to(torch::kFloat32);
-  p.vaf = vaf.to(torch::kFloat32);
-  p.vaf_per_head = vaf_per_head.defined() ? vaf_per_head.to(torch::kFloat32) : p.vaf.unsqueeze(1);
-  p.theta = file.read(group + "/theta");
-  p.activated = file.read(group + "/activated").to(torch::kBool);
-  p.T = file.int_attribute(group, "T", p.scores.size(-1));
-  p.n_samples = file.int_attribute(group, "n_samples");
-  p.L = file.int_attribute(group, "L");
-  p.kept_components = file.int_attribute(group, "kept_components", p.theta.size(0));
-  p.pairing = file.string_attribute(group, "pairing");
-  const auto C = p.theta.size(0);
-  if (p.scores.dim() != 3 || p.components.dim() != 4 || p.components.size(2) != C || p.vaf.dim() != 2 ||
-      p.vaf.size(1) != C || p.components.size(0) != p.scores.size(0) || p.components.size(1) != p.scores.size(1) ||
-      p.components.size(3) != p.scores.size(2) || p.activated.size(0) != C)
-    throw Error(file.path() + ": " + group + " datasets of inconsistent shapes");
+/// A probe read from a file as the views draw it: vaf_per_head, where the file has none (a
+/// comparison's head means), is the layer's VAF as one "head".
+ProbeResult for_views(ProbeResult p) {
+  if (!p.vaf_per_head.defined()) p.vaf_per_head = p.vaf.unsqueeze(1);
   return p;
 }
 
@@ -118,68 +101,38 @@ const PanelReader* panel_reader(const std::string& analysis) {
 }  // namespace
 
 FrequencySummary decomposition_file(const Hdf5Reader& file, const QString& path) {
-  const std::string g = kFrequenciesGroup;
-  TextDecomposition d;
-  d.layer = static_cast<int>(file.int_attribute(g, "layer"));
-  d.head = static_cast<int>(file.int_attribute(g, "head", -1));
-  d.L = file.int_attribute(g, "L");
-  d.pairing = file.string_attribute(g, "pairing");
-  d.components = file.read(g + "/components").to(torch::kFloat32);
-  d.scores = file.read(g + "/scores").to(torch::kFloat32);
-  if (file.exists(g + "/remainder")) d.remainder = file.read(g + "/remainder").to(torch::kFloat32);
-  if (file.exists(g + "/position_terms")) d.position_terms = file.read(g + "/position_terms").to(torch::kFloat32);
-  d.theta = file.read(g + "/theta");
-  d.activated = file.read(g + "/activated").to(torch::kBool);
-  d.kept_components = file.int_attribute(g, "kept_components", d.theta.size(0));
-  if (file.exists("/tokens/text")) d.labels = file.read_strings("/tokens/text");
-  const auto& c = d.components;
-  if (c.dim() != 4 || d.scores.dim() != 3 || c.size(0) != d.scores.size(0) || c.size(1) != d.theta.size(0) ||
-      c.size(2) != d.scores.size(1) || c.size(3) != d.scores.size(2) || d.layer < 0 ||
-      (!d.labels.empty() && static_cast<int64_t>(d.labels.size()) != c.size(3)))
-    throw Error(file.path() + ": frequencies datasets of inconsistent shapes");
+  const auto d = read_frequencies_hdf5(file);
   auto [n_layers, n_heads] = model_shape(file);
   n_layers = std::max(n_layers, d.layer + 1);
-  n_heads = std::max<int>(n_heads, d.head >= 0 ? d.head + 1 : static_cast<int>(c.size(0)));
+  n_heads = std::max<int>(n_heads, d.head >= 0 ? d.head + 1 : static_cast<int>(d.components.size(0)));
   auto summary = decomposition_summary(d, n_layers, n_heads, QFileInfo(path).fileName().toStdString());
   summary.note = QObject::tr("layer %1 decomposed on the input, opened from %2").arg(d.layer).arg(path);
   return summary;
 }
 
 PositionView position_file(const Hdf5Reader& file) {
-  const std::string map = kPositionMapGroup, pattern = "/analysis/pattern";
-  if (!file.exists(pattern)) throw Error(file.path() + ": a position map without its /analysis/pattern");
-  const auto shape = file.shape(map);
-  if (shape.size() != 4 || file.shape(pattern) != shape)
-    throw Error(file.path() + ": position_map and pattern must be [layer, head, q, k] of one shape");
-  // The heads written ("L.H"); the first one is shown.
-  int layer = 0, head = 0;
-  const auto heads = file.string_list_attribute(map, "heads");
-  if (!heads.empty() && std::sscanf(heads.front().c_str(), "%d.%d", &layer, &head) != 2) layer = head = 0;
-  if (layer < 0 || layer >= shape[0] || head < 0 || head >= shape[1])
-    throw Error(file.path() + ": its heads attribute names a head outside the maps");
-  const int64_t T = file.int_attribute(map, "source_length", shape[2]);
-  const auto labels = file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
-  const auto view_of = [&](const std::string& dataset, const std::string& what) {
-    auto d = heatmap_from_pooled(file.read_slice(dataset, {layer, head}).to(torch::kFloat32), T, T);
-    if (static_cast<int64_t>(labels.size()) == T)
+  const auto h = read_position_map_hdf5(file);
+  const auto labels = read_token_labels(file);
+  const auto view_of = [&](const at::Tensor& map, const std::string& what) {
+    auto d = heatmap_from_pooled(map, h.source_length, h.source_length);
+    if (static_cast<int64_t>(labels.size()) == h.source_length)
       for (const auto& l : labels) d.row_labels.push_back(display_label(l));
     d.col_labels = d.row_labels;
-    d.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + " — " + what;
+    d.title = "layer " + std::to_string(h.layer) + ", head " + std::to_string(h.head) + " — " + what;
     d.value_name = "weight / row max";
     d.kind = HeatmapKind::Probability;
-    d.layer = layer;
-    d.head = head;
+    d.layer = h.layer;
+    d.head = h.head;
     return d;
   };
   PositionView view;
-  view.layer = layer;
-  view.head = head;
-  view.pattern = view_of(pattern, "pattern");
-  view.position = view_of(map, "position only");
-  const auto methods = file.string_list_attribute(map, "methods");
-  view.method = q(static_cast<size_t>(layer) < methods.size() ? methods[static_cast<size_t>(layer)] : "");
-  view.explanation = q(file.string_attribute(map, "explanation")) +
-                     QObject::tr(" (opened from %1; %2 heads written)").arg(q(file.path())).arg(heads.size());
+  view.layer = h.layer;
+  view.head = h.head;
+  view.pattern = view_of(h.pattern, "pattern");
+  view.position = view_of(h.position, "position only");
+  view.method = q(h.method);
+  view.explanation = q(h.explanation) +
+                     QObject::tr(" (opened from %1; %2 heads written)").arg(q(file.path())).arg(h.heads.size());
   return view;
 }
 
@@ -188,20 +141,18 @@ AnalysisView captures_view(const Hdf5Reader& file, int layer, int head) {
   v.kind = QStringLiteral("captures");
   v.table_header = {QObject::tr("hook"), QObject::tr("shape")};
   v.csv = "hook,shape\n";
-  for (const auto& name : file.children("/captures")) {
+  for (const auto& hook : read_captured_hooks(file)) {
     std::string shape;
-    for (const auto d : file.shape("/captures/" + name)) shape += (shape.empty() ? "" : "×") + std::to_string(d);
-    v.table_rows.push_back({q(name), q(shape)});
-    v.csv += name + "," + shape + "\n";
+    for (const auto d : hook.shape) shape += (shape.empty() ? "" : "×") + std::to_string(d);
+    v.table_rows.push_back({q(hook.name), q(shape)});
+    v.csv += hook.name + "," + shape + "\n";
   }
-  const auto labels = file.exists("/tokens/text") ? file.read_strings("/tokens/text") : std::vector<std::string>{};
+  const auto labels = read_token_labels(file);
   const auto map_of = [&](const std::string& hook, HeatmapKind kind, const std::string& what) {
-    const std::string path = "/captures/blocks." + std::to_string(layer) + ".attn." + hook;
-    if (!file.exists(path)) return HeatmapData{};
-    const auto shape = file.shape(path);
-    if (shape.size() != 4 || head < 0 || head >= shape[1]) return HeatmapData{};
-    const int64_t T = file.int_attribute(path, "source_length", shape[2]);
-    auto d = heatmap_from_pooled(file.read_slice(path, {0, head}).to(torch::kFloat32), T, T);
+    const auto map = read_captured_head_map(file, layer, hook, head);
+    if (!map) return HeatmapData{};
+    const int64_t T = map->source_length;
+    auto d = heatmap_from_pooled(map->values, T, T);
     if (static_cast<int64_t>(labels.size()) >= T)
       for (int64_t i = 0; i < T; ++i) d.row_labels.push_back(display_label(labels[static_cast<size_t>(i)]));
     d.col_labels = d.row_labels;
@@ -231,38 +182,18 @@ AnalysisView captures_view(const Hdf5Reader& file, int layer, int head) {
 }
 
 SeriesSummary frequency_file(const Hdf5Reader& file, const QString& path) {
+  SeriesSummary s;
   if (file.exists(kFrequenciesGroup)) {
-    SeriesSummary s;
     s.last = decomposition_file(file, path);
-    return s;
-  }
-  if (file.exists(kProbeGroup)) {
-    const std::string g = kProbeGroup;
-    const auto p = probe_from(file, g, file.read(g + "/scores"), file.read(g + "/components"), file.read(g + "/vaf"),
-                              file.exists(g + "/vaf_per_head") ? file.read(g + "/vaf_per_head") : at::Tensor());
-    SeriesSummary s;
-    s.last = probe_summary(p, QFileInfo(path).fileName().toStdString());
+  } else if (file.exists(kProbeGroup)) {
+    s.last = probe_summary(for_views(read_probe_hdf5(file)), QFileInfo(path).fileName().toStdString());
     s.last.note = QObject::tr("opened from %1").arg(path);
-    return s;
+  } else {
+    auto r = read_compare_hdf5(file);
+    for (auto& p : r.probes) p = for_views(std::move(p));
+    s = series_summary(r, path);
+    s.last.note = QObject::tr("%1 checkpoints opened from %2 (head means)").arg(r.probes.size()).arg(path);
   }
-  const std::string g = kCompareGroup;
-  CompareResult r;
-  r.names = file.read_strings(g + "/checkpoints");
-  r.steps = [&] {
-    const auto steps = file.read(g + "/steps").contiguous();
-    return std::vector<int64_t>(steps.data_ptr<int64_t>(), steps.data_ptr<int64_t>() + steps.numel());
-  }();
-  r.vaf = file.read(g + "/vaf").to(torch::kFloat32);
-  const auto scores = file.read(g + "/scores"), components = file.read(g + "/components");
-  const auto n = static_cast<int64_t>(r.names.size());
-  if (n < 1 || r.vaf.dim() != 3 || r.vaf.size(0) != n || scores.dim() != 4 || scores.size(0) != n ||
-      components.dim() != 4 || components.size(0) != n || static_cast<int64_t>(r.steps.size()) != n)
-    throw Error(file.path() + ": compare datasets of inconsistent shapes");
-  // The file keeps head means of the components: every checkpoint becomes a one-"head" probe.
-  for (int64_t i = 0; i < n; ++i)
-    r.probes.push_back(probe_from(file, g, scores[i].mean(1, true), components[i].unsqueeze(1), r.vaf[i], {}));
-  auto s = series_summary(r, path);
-  s.last.note = QObject::tr("%1 checkpoints opened from %2 (head means)").arg(n).arg(path);
   return s;
 }
 

@@ -12,7 +12,7 @@
 
 #include "analysis/analysis_files.h"
 #include "analysis/checkpoint_series.h"
-#include "analysis/head_metrics.h"
+#include "analysis/heads.h"
 
 namespace poslens::gui {
 namespace {
@@ -127,7 +127,7 @@ AnalysisView heads_view(const at::Tensor& values, const std::vector<std::string>
   const auto flat = values.contiguous();
   v.csv = head_metrics_csv(values.size(0), values.size(1),
                            std::vector<double>(flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel()));
-  v.summary = QObject::tr("%1 layers × %2 heads, %3 metrics (analysis/head_metrics.h has each formula).")
+  v.summary = QObject::tr("%1 layers × %2 heads, %3 metrics (analysis/heads.h has each formula).")
                   .arg(values.size(0))
                   .arg(values.size(1))
                   .arg(values.size(2));

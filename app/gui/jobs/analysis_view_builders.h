@@ -10,7 +10,8 @@
 
 #include "analysis/analysis_result.h"
 #include "analysis/analysis_views.h"
-#include "analysis/length_generalisation.h"
+#include "analysis/length_loss.h"
+#include "analysis/position_offset.h"
 #include "analysis/u_shape.h"
 #include "app/gui/analysis_types.h"
 

@@ -1,5 +1,5 @@
-// The RoPE frequency analyses for the Frequencies panel (analysis/rope_probe.h,
-// text_decomposition.h, probe_compare.h) as Work: curves of every layer as plain data.
+// The RoPE frequency analyses for the Frequencies panel (analysis/probe.h,
+// text_decomposition.h, compare.h) as Work: curves of every layer as plain data.
 #include "app/gui/worker_context.h"
 
 #include "app/gui/jobs/frequency_summaries.h"
@@ -12,10 +12,10 @@
 
 #include "analysis/checkpoint_series.h"
 #include "analysis/frequency_curves.h"
-#include "analysis/probe_compare.h"
-#include "analysis/rope_probe.h"
+#include "analysis/compare.h"
+#include "analysis/probe.h"
 #include "analysis/text_decomposition.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens::gui {
 namespace {

@@ -4,8 +4,8 @@
 // LibTorch types: jobs only.
 #include <string>
 
-#include "analysis/probe_compare.h"
-#include "analysis/rope_probe.h"
+#include "analysis/compare.h"
+#include "analysis/probe.h"
 #include "analysis/text_decomposition.h"
 #include "app/gui/frequency_types.h"
 

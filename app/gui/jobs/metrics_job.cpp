@@ -1,10 +1,10 @@
-// Head metrics for the Heads panel's colours (analysis/head_metrics.h), streamed from one
+// Head metrics for the Heads panel's colours (analysis/heads.h), streamed from one
 // forward pass.
 #include "app/gui/worker_context.h"
 
 #include "app/gui/jobs/jobs.h"
 
-#include "analysis/head_metrics.h"
+#include "analysis/heads.h"
 
 namespace poslens::gui {
 

@@ -12,7 +12,7 @@
 #include "analysis/heatmap_pooling.h"
 #include "analysis/position_map.h"
 #include "core/base/error.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens::gui {
 namespace {

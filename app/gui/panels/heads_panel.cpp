@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "analysis/head_metrics_csv.h"
+#include "analysis/heads_csv.h"
 #include "app/gui/session.h"
 #include "app/gui/view_names.h"
 #include "widgets/figure_export.h"
@@ -41,7 +41,7 @@ HeadsPanel::HeadsPanel(Session& session) : Panel(session) {
   colour_->setObjectName("colourSelector");
   colour_->setToolTip(tr("Colour the grid by a metric of each head on the input"));
   colour_->addItem(tr("thumbnails"));
-  // In head_metric_names() order (analysis/head_metrics.h has each formula).
+  // In head_metric_names() order (analysis/heads.h has each formula).
   for (const char* name : {"entropy", "mean distance", "sink (first token)", "sink (first 2 tokens)",
                            "sink (first 3 tokens)", "sink (first 4 tokens)", "previous token",
                            "duplicate token", "induction (repeated random tokens)", "position share"})
@@ -211,7 +211,7 @@ bool HeadsPanel::exportMetricsCsv(const QString& path, QString* error) const {
     if (error) *error = tr("No head metrics yet: choose a metric under Colour first");
     return false;
   }
-  // The same file as `poslens-cli heads --out x.csv` writes (analysis/head_metrics_csv.h).
+  // The same file as `poslens-cli heads --out x.csv` writes (analysis/heads_csv.h).
   const auto text = head_metrics_csv(metrics_->n_layers, metrics_->n_heads, metrics_->values);
   return writeTextAtomically(path, QStringLiteral("CSV"), QString::fromStdString(text), error);
 }

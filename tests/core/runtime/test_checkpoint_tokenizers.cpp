@@ -13,7 +13,7 @@
 #include "core/base/error.h"
 #include "core/formats/safetensors.h"
 #include "core/runtime/checkpoint.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 #include "core/tokenizers/tokenizer_files.h"
 #include "fixtures.h"
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/base/error.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 
 namespace poslens {
 namespace {

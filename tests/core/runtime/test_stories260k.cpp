@@ -10,6 +10,7 @@
 #include "core/base/error.h"
 #include "core/models/hf_writer.h"
 #include "core/runtime/attention.h"
+#include "core/runtime/model_input.h"
 #include "core/runtime/run.h"
 #include "core/runtime/sinks.h"
 #include "fixtures.h"

@@ -6,7 +6,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "analysis/head_metrics_csv.h"
+#include "analysis/heads_csv.h"
 #include "analysis/progress.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/hook_sink.h"
@@ -79,7 +79,7 @@ class HeadMetricsSink : public HookSink {
   bool position_share_;
   at::Tensor ids_;
   int64_t batch_ = 0, length_ = 0;
-  /// float64 [layer, head, sums] (the Sum enum in head_metrics.cpp).
+  /// float64 [layer, head, sums] (the Sum enum in heads.cpp).
   at::Tensor sums_;
 };
 

@@ -2,9 +2,7 @@
 // Length generalisation (docs/analyses.md; HoPE Chen et al. 2024 §5, Kazemnejad et al. 2023): the loss
 // at each position of real text for inputs up to k·L, averaged over windows, for several
 // checkpoints and for RoPE scaling applied at run time (none, linear/PI, NTK, YaRN, llama3)
-// without editing the checkpoint; and the position-offset intervention: every position index
-// shifted by Δ (ForwardOptions::position_offset), the patterns compared with Δ = 0 — unchanged
-// for relative methods (RoPE, ALiBi, T5, CoPE), changed for absolute ones.
+// without editing the checkpoint: what `poslens-cli length-loss` computes.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,7 +10,6 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "analysis/pattern_divergence.h"
 #include "analysis/progress.h"
 #include "core/runtime/checkpoint.h"
 
@@ -44,19 +41,5 @@ std::unique_ptr<Transformer> with_rope_scaling(const Transformer& model, const s
 /// than one window or T < 2; poslens::Cancelled.
 LossCurve per_position_loss(const Transformer& model, const std::vector<int64_t>& ids, int64_t T,
                             int64_t max_windows, int64_t bos, const Progress& progress = {});
-
-/// The position-offset intervention on head (`layer`, `head`): the patterns of `model` on `ids`
-/// at Δ = 0 and at Δ = `offset` (max-pooled to `cells` per side for the view) and the JS
-/// divergence between them per head and query.
-struct OffsetEffect {
-  int64_t offset = 0;
-  int layer = 0, head = 0;
-  PatternDivergence divergence;  ///< Δ = 0 against Δ = offset
-  at::Tensor pattern, shifted;   ///< float32 [cells', cells'] of the head, NaN where hidden
-};
-/// Throws poslens::Error for an offset < 0, a head outside the model, an absolute table that
-/// ends before T + offset; poslens::Cancelled.
-OffsetEffect position_offset_effect(const LoadedModel& model, const std::vector<int64_t>& ids, int64_t offset,
-                                    int layer, int head, int64_t cells, const Progress& progress = {});
 
 }  // namespace poslens

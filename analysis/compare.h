@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "analysis/checkpoint_series.h"
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 #include "core/formats/hdf5_export.h"
 
 namespace poslens {

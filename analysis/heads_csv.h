@@ -8,7 +8,7 @@
 
 namespace poslens {
 
-/// Metric names, in the order of HeadMetrics::values' last axis (head_metrics.h).
+/// Metric names, in the order of HeadMetrics::values' last axis (heads.h).
 const std::vector<std::string>& head_metric_names();
 
 /// `layer,head,entropy,mean_distance,sink,previous_token,position_share` and one row per

@@ -1,4 +1,4 @@
-#include "analysis/pattern_divergence.h"
+#include "analysis/divergence.h"
 
 #include <torch/torch.h>
 
@@ -8,7 +8,7 @@
 #include "core/base/shape_text.h"
 #include "core/runtime/attention.h"
 #include "core/runtime/hook_sink.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 #include "core/runtime/sinks.h"
 
 namespace poslens {

@@ -1,4 +1,4 @@
-#include "analysis/probe_compare.h"
+#include "analysis/compare.h"
 
 #include "analysis/checkpoint_series.h"
 

@@ -1,4 +1,4 @@
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 
 #include <torch/torch.h>
 
@@ -9,7 +9,7 @@
 
 #include "analysis/rope_frequencies.h"
 #include "core/base/compute_setup.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 #include "core/base/error.h"
 #include "core/runtime/resources.h"
 #include "core/runtime/sinks.h"

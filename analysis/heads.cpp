@@ -1,4 +1,4 @@
-#include "analysis/head_metrics.h"
+#include "analysis/heads.h"
 
 #include <torch/torch.h>
 
@@ -9,7 +9,7 @@
 #include <random>
 
 #include "analysis/csv_text.h"
-#include "core/runtime/run.h"
+#include "core/runtime/model_input.h"
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
 
