@@ -29,7 +29,7 @@ ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& whe
                                                                : std::string("gelu_pytorch_tanh");
   c.activation = gelu_from_hf(act, "hidden_activation", c.architecture, where);
 
-  c.pe_components = {rope_component(j, number_or(j, "rope_theta", 10000.0, where),
+  c.pe_components = {rope_component(j, hf_rope_theta(j, 10000.0, where),
                                     RopePairing::HalfSplit /* HF rotate_half */, c.d_head)};
 
   c.qkv_bias = c.attn_out_bias = bool_or(j, "attention_bias", false, where);

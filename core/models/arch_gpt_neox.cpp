@@ -33,7 +33,7 @@ ModelConfig gpt_neox_config_from_hf(const nlohmann::json& j, const std::string& 
     throw Error(where + ": rotary_pct must be in (0, 1], got " + std::to_string(pct));
   const auto rotary_dim = static_cast<int64_t>(static_cast<double>(c.d_head) * pct);  // HF int()
   const double theta =
-      number_or(j, "rope_theta", number_or(j, "rotary_emb_base", 10000.0, where), where);
+      hf_rope_theta(j, number_or(j, "rotary_emb_base", 10000.0, where), where);
   // HF rotate_half over the rotary dims.
   c.pe_components = {rope_component(j, theta, RopePairing::HalfSplit, rotary_dim)};
 

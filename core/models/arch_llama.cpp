@@ -1,6 +1,9 @@
 // The Llama block family: llama2.c .bin files (Meta naming) and HF LlamaForCausalLM,
-// MistralForCausalLM (sliding window) and Qwen2ForCausalLM (q/k/v biases).
+// MistralForCausalLM (sliding window), Qwen2ForCausalLM (q/k/v biases) and Qwen3ForCausalLM
+// (modeling_qwen3: RMSNorm of q and k per head, `q_norm`/`k_norm` of head_dim, before RoPE).
 // Block: x += o(attn(rmsnorm(x))); x += down(silu(gate(h)) * up(h)), h = rmsnorm(x).
+#include <algorithm>
+
 #include "core/models/hf_config.h"
 #include "core/formats/llama2c.h"
 #include "core/base/error.h"
@@ -18,7 +21,7 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
     throw Error(where + ": hidden_act \"" + act + "\" is not supported for " + arch +
                 " (supported: silu)");
   c.activation = Activation::SiLU;
-  c.pe_components = {rope_component(j, number_or(j, "rope_theta", 10000.0, where),
+  c.pe_components = {rope_component(j, hf_rope_theta(j, 10000.0, where),
                                     RopePairing::HalfSplit /* HF rotate_half */, c.d_head)};
   c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", false, where);
   c.qkv_bias = bool_or(j, "attention_bias", false, where);
@@ -29,6 +32,15 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
     c.attn_out_bias = false;
     if (bool_or(j, "use_sliding_window", false, where))
       throw Error(where + ": Qwen2 use_sliding_window=true is not supported yet");
+  }
+  if (arch == "Qwen3ForCausalLM") {
+    c.qk_norm = QkNorm::PerHead;
+    const auto types = j.find("layer_types");
+    const bool sliding_layers =
+        types != j.end() && types->is_array() &&
+        std::any_of(types->begin(), types->end(), [](const nlohmann::json& t) { return t != "full_attention"; });
+    if (bool_or(j, "use_sliding_window", false, where) || sliding_layers)
+      throw Error(where + ": Qwen3 sliding-window layers (use_sliding_window / layer_types) are not supported yet");
   }
   if (arch == "MistralForCausalLM") c.sliding_window = int_or(j, "sliding_window", 0, where);
   c.bos_token_id = optional_token_id(j, "bos_token_id");
@@ -67,6 +79,10 @@ WeightTable llama_hf_table(const ModelConfig& c) {
     t.rules.push_back({p + "mlp.up_proj.bias", {c.d_mlp}, {&LayerWeights::b_up}});
     t.rules.push_back({p + "mlp.down_proj.bias", {c.d_model}, {&LayerWeights::b_down}});
   }
+  if (c.qk_norm == QkNorm::PerHead) {
+    t.rules.push_back({p + "self_attn.q_norm.weight", {c.d_head}, {&LayerWeights::q_norm}});
+    t.rules.push_back({p + "self_attn.k_norm.weight", {c.d_head}, {&LayerWeights::k_norm}});
+  }
   t.ignored = {p + "self_attn.rotary_emb.inv_freq"};
   return t;
 }
@@ -102,6 +118,7 @@ std::vector<ArchitectureEntry> llama_family_architectures() {
   return {{"LlamaForCausalLM", {"llama"}, read, table},
           {"MistralForCausalLM", {"mistral"}, read, table},
           {"Qwen2ForCausalLM", {"qwen2"}, read, table},
+          {"Qwen3ForCausalLM", {"qwen3"}, read, table},
           {"llama2.c", {}, nullptr,
            [](const ModelConfig& c, const TensorSource&) { return llama2c_table(c); }}};
 }

@@ -32,7 +32,7 @@ ModelConfig phi_config_from_hf(const nlohmann::json& j, const std::string& where
     throw Error(where + ": partial_rotary_factor must be in (0, 1], got " + std::to_string(factor));
   const auto rotary_dim = static_cast<int64_t>(static_cast<double>(c.d_head) * factor);  // HF int()
   // HF rotate_half over the rotary dims.
-  c.pe_components = {rope_component(j, number_or(j, "rope_theta", 10000.0, where),
+  c.pe_components = {rope_component(j, hf_rope_theta(j, 10000.0, where),
                                     RopePairing::HalfSplit, rotary_dim)};
 
   c.parallel_residual = true;

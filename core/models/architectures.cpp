@@ -48,9 +48,19 @@ PositionComponentSpec rope_component(const nlohmann::json& j, double rope_theta,
                         {"rope_theta", rope_theta},
                         {"pairing", to_string(pairing)},
                         {"rotary_dim", rotary_dim}};
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
     params["rope_scaling"] = j["rope_scaling"];
+  } else if (const auto p = j.find("rope_parameters"); p != j.end() && p->is_object()) {
+    const auto type = p->value("rope_type", p->value("type", std::string("default")));
+    if (type != "default") params["rope_scaling"] = *p;
+  }
   return {"rope", params.dump()};
+}
+
+double hf_rope_theta(const nlohmann::json& j, double fallback, const std::string& where) {
+  if (const auto p = j.find("rope_parameters"); p != j.end() && p->is_object() && p->contains("rope_theta"))
+    return number_or(*p, "rope_theta", fallback, where + " rope_parameters");
+  return number_or(j, "rope_theta", fallback, where);
 }
 
 }  // namespace arch

@@ -17,9 +17,14 @@ using fields::int_or;
 using fields::number_or;
 using fields::optional_token_id;
 using fields::require_int;
+/// The RoPE base θ of an HF config: `rope_parameters.rope_theta` (transformers ≥ 5 writes it
+/// there), else the top-level `rope_theta`, else `fallback`. Throws poslens::Error naming
+/// `where` for a value that is not a number.
+double hf_rope_theta(const nlohmann::json& j, double fallback, const std::string& where);
 /// The "rope" component of an HF-style config (one representation of RoPE for every format):
-/// `rope_theta`, `pairing`, `rotary_dim`, and `j`'s "rope_scaling" passed on as HF writes it
-/// (the rope recipe reads and checks it when the config is read).
+/// `rope_theta`, `pairing`, `rotary_dim`, and `j`'s "rope_scaling" passed on as HF writes it —
+/// or, from transformers ≥ 5, its `rope_parameters` when their rope_type is not "default" (the
+/// rope recipe reads and checks it when the config is read).
 PositionComponentSpec rope_component(const nlohmann::json& j, double rope_theta,
                                      RopePairing pairing, int64_t rotary_dim);
 /// The GELU variants of HF `hidden_act`-style keys: "gelu" is exact, "gelu_new", "gelu_fast"

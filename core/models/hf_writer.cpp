@@ -39,9 +39,9 @@ std::optional<std::pair<double, RopePairing>> plain_rope(const ModelConfig& c) {
 void write_hf_llama(const std::string& dir, const ModelConfig& c, const ModelWeights& w) {
   const auto rope = plain_rope(c);
   if (c.norm != NormType::RMSNorm || c.mlp != MlpType::Gated || c.activation != Activation::SiLU ||
-      !rope || c.sliding_window != 0)
-    throw Error("convert: only Llama-family models (RMSNorm, SwiGLU, full RoPE) can be written as "
-                "LlamaForCausalLM; " + c.architecture + " cannot");
+      !rope || c.sliding_window != 0 || c.qk_norm != QkNorm::None || c.norm_placement != NormPlacement::Pre)
+    throw Error("convert: only Llama-family models (RMSNorm, SwiGLU, full RoPE, pre-norm, no q/k norm) can be "
+                "written as LlamaForCausalLM; " + c.architecture + " cannot");
   const auto [rope_theta, pairing] = *rope;
 
   // The HF folder is the inverse of its load table (llama_hf_table) applied to these weights,

@@ -21,7 +21,12 @@ const char* to_string(Activation v) {
   }
   return "?";
 }
-const char* to_string(NormPlacement v) { return v == NormPlacement::Pre ? "pre" : "post"; }
+const char* to_string(QkNorm v) {
+  return v == QkNorm::PerHead ? "per_head" : v == QkNorm::Whole ? "whole" : "none";
+}
+const char* to_string(NormPlacement v) {
+  return v == NormPlacement::Pre ? "pre" : v == NormPlacement::Post ? "post" : "sublayer_output";
+}
 void ModelConfig::validate() const {
   auto positive = [&](const char* name, int64_t value) {
     if (value <= 0)
@@ -43,8 +48,8 @@ void ModelConfig::validate() const {
   if (type_vocab_size < 0) throw Error(architecture + " config: type_vocab_size must not be negative");
   if (clip_qkv < 0) throw Error(architecture + " config: clip_qkv must not be negative");
   if (n_encoder_layers < 0) throw Error(architecture + " config: n_encoder_layers must not be negative");
-  if (norm_placement == NormPlacement::Post && parallel_residual)
-    throw Error(architecture + " config: a post-norm block cannot also be parallel");
+  if (norm_placement != NormPlacement::Pre && parallel_residual)
+    throw Error(architecture + " config: only a pre-norm block can be parallel");
 }
 
 ModelConfig ModelConfig::encoder_config() const {
@@ -104,6 +109,7 @@ std::string ModelConfig::to_json() const {
   if (!final_norm) j["final_norm"] = false;
   if (mlm_head) j["mlm_head"] = true;
   if (clip_qkv != 0.0) j["clip_qkv"] = clip_qkv;
+  if (qk_norm != QkNorm::None) j["qk_norm"] = to_string(qk_norm);
   if (encoder_decoder()) {
     j["n_encoder_layers"] = n_encoder_layers;
     j["decoder_start_token_id"] = decoder_start_token_id;

@@ -17,7 +17,13 @@ enum class Activation { SiLU, GeluNew, GeluExact, ReLU };
 /// Where a layer's norms sit (the block recipes of core/runtime/transformer.cpp):
 /// Pre: x + attn(norm1(x)), then + mlp(norm2(.)) (GPT-2, Llama, BLOOM, MPT; parallel_residual
 /// variant for NeoX/Phi). Post: norm1(x + attn(x)), then norm2(. + mlp(.)) (BERT, RoBERTa).
-enum class NormPlacement { Pre, Post };
+/// SublayerOutput: x + norm1(attn(x)), then + norm2(mlp(.)) — the norms on the sublayers'
+/// outputs, none on their inputs (OLMo 2, Olmo2DecoderLayer).
+enum class NormPlacement { Pre, Post, SublayerOutput };
+/// RMSNorm of q and k after their projections, before RoPE (config.norm_eps, weights
+/// LayerWeights::q_norm / k_norm): PerHead over each head's d_head values (Qwen3, Gemma 3: HF
+/// `q_norm`/`k_norm` of size head_dim); Whole over the whole projection, n_heads·d_head (OLMo 2).
+enum class QkNorm { None, PerHead, Whole };
 struct ModelConfig {
   std::string format;        ///< "llama2.c", "huggingface", ...
   std::string architecture;  ///< "llama2.c", "LlamaForCausalLM", "GPT2LMHeadModel", ...
@@ -65,6 +71,8 @@ struct ModelConfig {
   /// MPT `clip_qkv`: q, k, v are clamped to [-clip_qkv, clip_qkv] after their projections
   /// (before any rotation); 0: no clipping.
   double clip_qkv = 0.0;
+  /// q/k normalisation (QkNorm above); None for the families before 2024.
+  QkNorm qk_norm = QkNorm::None;
   /// > 0: an encoder–decoder model (T5) with this many encoder layers; n_layers counts the
   /// decoder's. The encoder is bidirectional, the decoder causal with cross-attention.
   int64_t n_encoder_layers = 0;
@@ -106,6 +114,7 @@ struct ModelConfig {
 
 const char* to_string(NormType);
 const char* to_string(MlpType);
+const char* to_string(QkNorm);
 const char* to_string(Activation);
 const char* to_string(NormPlacement);
 

@@ -19,6 +19,9 @@ struct LayerWeights {
   at::Tensor w_k, b_k;                   ///< [n_kv_heads*d_head, d_model], [n_kv_heads*d_head]
   at::Tensor w_v, b_v;                   ///< [n_kv_heads*d_head, d_model], [n_kv_heads*d_head]
   at::Tensor w_o, b_o;                   ///< [d_model, n_heads*d_head], [d_model]
+  /// config.qk_norm's RMSNorm gains: [d_head] each (PerHead), or [n_heads*d_head] and
+  /// [n_kv_heads*d_head] (Whole); undefined without q/k norm.
+  at::Tensor q_norm, k_norm;
   at::Tensor mlp_norm, mlp_norm_bias;    ///< [d_model]
   at::Tensor w_gate, b_gate;             ///< [d_mlp, d_model], [d_mlp] (gated MLP only)
   at::Tensor w_up, b_up;                 ///< [d_mlp, d_model], [d_mlp]

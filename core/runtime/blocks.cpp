@@ -84,19 +84,25 @@ at::Tensor embedding_norm(const ModelConfig& c, const ModelWeights& w, const at:
 }
 
 Projections self_attention(const LayerWeights& w) {
-  return {w.w_q, w.b_q, w.w_k, w.b_k, w.w_v, w.b_v, w.w_o, w.b_o};
+  return {w.w_q, w.b_q, w.w_k, w.b_k, w.w_v, w.b_v, w.w_o, w.b_o, w.q_norm, w.k_norm};
 }
 
 Projections cross_attention(const LayerWeights& w) {
-  return {w.w_cq, kNone, w.w_ck, kNone, w.w_cv, kNone, w.w_co, kNone};
+  return {w.w_cq, kNone, w.w_ck, kNone, w.w_cv, kNone, w.w_co, kNone, kNone, kNone};
+}
+
+at::Tensor qk_norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight) {
+  if (c.qk_norm == QkNorm::None || !weight.defined()) return x;
+  if (c.qk_norm == QkNorm::PerHead) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset);
+  return rms_norm(x.flatten(2), weight, c.norm_eps, c.norm_weight_offset).view(x.sizes());
 }
 
 at::Tensor attention(const Pass& p, int l, const Projections& w, const at::Tensor& h, const at::Tensor& kv_input) {
   const auto& c = p.config;
   const auto& pe = p.pe;
   const auto& kv_in = kv_input.defined() ? kv_input : h;
-  auto q = projection(c, h, w.w_q, w.b_q, c.n_heads);
-  auto k = projection(c, kv_in, w.w_k, w.b_k, c.n_kv_heads);
+  auto q = qk_norm(c, projection(c, h, w.w_q, w.b_q, c.n_heads), w.q_norm);
+  auto k = qk_norm(c, projection(c, kv_in, w.w_k, w.b_k, c.n_kv_heads), w.k_norm);
   const auto v = projection(c, kv_in, w.w_v, w.b_v, c.n_kv_heads);
   const int64_t key_length = kv_in.size(1);
   p.emit(HookKind::Q, l, q);
@@ -173,6 +179,14 @@ at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& 
     const auto resid_post = normed_mid + mlp(p, l, w, normed_mid);
     p.emit(HookKind::ResidPost, l, resid_post);
     return norm(c, resid_post, w.mlp_norm, w.mlp_norm_bias);
+  }
+  if (c.norm_placement == NormPlacement::SublayerOutput) {
+    // OLMo 2: x = x + norm1(attn(x)); x = x + norm2(mlp(x)).
+    const auto resid_mid = x + norm(c, attention(p, l, self_attention(w), x), w.attn_norm, w.attn_norm_bias);
+    p.emit(HookKind::ResidMid, l, resid_mid);
+    const auto resid_post = resid_mid + norm(c, mlp(p, l, w, resid_mid), w.mlp_norm, w.mlp_norm_bias);
+    p.emit(HookKind::ResidPost, l, resid_post);
+    return resid_post;
   }
   auto resid_mid = x + attention(p, l, self_attention(w), norm(c, x, w.attn_norm, w.attn_norm_bias));
   p.emit(HookKind::ResidMid, l, resid_mid);

@@ -39,7 +39,14 @@ struct Pass {
 /// cross-attention w_cq…w_co, which have no biases).
 struct Projections {
   const at::Tensor &w_q, &b_q, &w_k, &b_k, &w_v, &b_v, &w_o, &b_o;
+  const at::Tensor &q_norm, &k_norm;  ///< config.qk_norm's gains; undefined: none
 };
+
+/// config.qk_norm applied to a projection `x` [batch, pos, heads, d_head] with gain `weight`:
+/// RMSNorm over d_head (PerHead) or over heads·d_head (Whole), as HF Qwen3RMSNorm /
+/// Olmo2RMSNorm (float32, then scaled; Gemma's 1 + w through config.norm_weight_offset). `x`
+/// itself when the model has no q/k norm.
+at::Tensor qk_norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight);
 Projections self_attention(const LayerWeights& w);
 Projections cross_attention(const LayerWeights& w);
 

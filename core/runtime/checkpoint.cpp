@@ -220,8 +220,11 @@ std::string describe(const LoadedModel& loaded) {
       << to_string(c.activation) << " MLP";
   if (c.sliding_window) out << ", sliding window " << c.sliding_window;
   if (c.parallel_residual) out << ", parallel attention + MLP";
+  if (c.qk_norm != QkNorm::None)
+    out << ", q/k RMSNorm " << (c.qk_norm == QkNorm::PerHead ? "per head" : "over the projection");
   if (!c.causal) out << ", bidirectional (not causal)";
   if (c.norm_placement == NormPlacement::Post) out << ", post-norm";
+  if (c.norm_placement == NormPlacement::SublayerOutput) out << ", norms on the sublayer outputs";
   if (c.mlm_head) out << ", masked-LM head";
   out << "\n"
       << "parameters:        " << loaded.n_params << "\n"

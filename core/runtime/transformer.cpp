@@ -242,8 +242,8 @@ std::pair<at::Tensor, at::Tensor> Transformer::qk_projections(int layer, const a
   if (layer == 0 && c.norm_placement == NormPlacement::Pre) h = blocks::embedding_norm(c, weights_, h);
   const auto in = blocks::attention_input_norm(c, weights_, layer);
   if (in.present) h = blocks::norm(c, h, in.weight, in.bias);
-  const auto q = blocks::projection(c, h, w.w_q, w.b_q, c.n_heads).transpose(1, 2);
-  auto k = blocks::projection(c, h, w.w_k, w.b_k, c.n_kv_heads).transpose(1, 2);
+  const auto q = blocks::qk_norm(c, blocks::projection(c, h, w.w_q, w.b_q, c.n_heads), w.q_norm).transpose(1, 2);
+  auto k = blocks::qk_norm(c, blocks::projection(c, h, w.w_k, w.b_k, c.n_kv_heads), w.k_norm).transpose(1, 2);
   if (c.n_kv_heads != c.n_heads) k = k.repeat_interleave(c.n_heads / c.n_kv_heads, 1);
   return {q.to(torch::kFloat32), k.to(torch::kFloat32)};
 }

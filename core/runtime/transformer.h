@@ -109,7 +109,7 @@ class Transformer {
   /// d_model], any values — e.g. the position embeddings alone): the norm in front of its
   /// attention (blocks::attention_input_norm; at layer 0 also the embedding norm of a model
   /// that has one: BERT's, BLOOM's), the q and k projections with their biases (clipped for
-  /// MPT), kv heads repeated, then scale·q·k; no rotation, no position terms, no mask. Float32 [batch, head, q_pos, k_pos] on the model's device. This is
+  /// MPT; RMS-normed for config.qk_norm models: Qwen3, OLMo 2), kv heads repeated, then scale·q·k; no rotation, no position terms, no mask. Float32 [batch, head, q_pos, k_pos] on the model's device. This is
   /// the absolute-PE position-only map of docs/formulas.md §3 (Golovneva et al. 2024 Fig. 4) before the softmax.
   /// Throws poslens::Error for a layer out of range or x of the wrong width.
   at::Tensor qk_logits(int layer, const at::Tensor& x) const;

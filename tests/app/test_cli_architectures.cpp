@@ -77,6 +77,31 @@ TEST(CliArchitectures, MaskedLmPrintsEveryPositionWithoutAMaskToken) {
   EXPECT_THAT(g.output, HasSubstr("generate needs a causal language model"));
 }
 
+// The 2024–26 families run through the analyses that read q and k from the weights (the probe
+// and frequency usage use Transformer::qk_projections, which applies the q/k norm).
+TEST(CliArchitectures, QkNormModelsRunTheRotaryAnalyses) {
+  REQUIRE_CLI();
+  for (const char* name : {"qwen3", "olmo2"}) {
+    const auto out = test::scratch_dir() / (std::string(name) + "-probe.h5");
+    auto r = cli("probe " + model(name) + " --length 16 --samples 4 --out " + q(out));
+    ASSERT_EQ(r.code, 0) << name << ": " << r.output;
+    r = cli("frequency-usage " + model(name) + " --tokens 5,6,7,8,9 --out " + q(test::scratch_dir() / "u.csv"));
+    ASSERT_EQ(r.code, 0) << name << ": " << r.output;
+  }
+}
+
+// Writing them as LlamaForCausalLM would drop their q/k norm (and OLMo 2's norm placement).
+TEST(CliArchitectures, ConvertRefusesQkNormModels) {
+  REQUIRE_CLI();
+  for (const char* name : {"qwen3", "olmo2"}) {
+    const auto out = test::scratch_dir() / (std::string(name) + "-as-llama");
+    const auto r = cli("convert " + model(name) + " --out " + q(out));
+    EXPECT_EQ(r.code, 1) << name << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("pre-norm, no q/k norm) can be written as LlamaForCausalLM"));
+    EXPECT_FALSE(std::filesystem::exists(out)) << name;
+  }
+}
+
 TEST(CliArchitectures, OneStackAnalysesRefuseEncoderDecoderModels) {
   REQUIRE_CLI();
   const auto r = cli("heads " + model("t5") + " --tokens 5,6,7 --out " + q(test::scratch_dir() / "h.h5"));
@@ -89,7 +114,8 @@ TEST(CliArchitectures, InfoNamesEachFamily) {
   for (const auto& [name, expected] : std::vector<std::pair<std::string, std::string>>{
            {"bloom", "BloomForCausalLM"}, {"mpt", "MptForCausalLM"}, {"bert", "BertForMaskedLM"},
            {"roberta", "RobertaForMaskedLM"}, {"t5", "T5ForConditionalGeneration"},
-           {"nanogpt/ckpt.pt", "nanoGPT"}, {"tl_nanogpt", "HookedTransformer"}}) {
+           {"nanogpt/ckpt.pt", "nanoGPT"}, {"tl_nanogpt", "HookedTransformer"},
+           {"qwen3", "q/k RMSNorm per head"}, {"olmo2", "norms on the sublayer outputs"}}) {
     const auto r = cli("info " + model(name));
     ASSERT_EQ(r.code, 0) << name << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr(expected));

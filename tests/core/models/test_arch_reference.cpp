@@ -1,7 +1,7 @@
-// Parity of the BLOOM, MPT, BERT, RoBERTa and nanoGPT checkpoints in tests/data/models/ against
-// the expected values their own reference code produced (HF transformers' modeling_bloom,
-// modeling_mpt, modeling_bert, modeling_roberta; nanoGPT's model.py; README there has the
-// command): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
+// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3 and OLMo 2 checkpoints in
+// tests/data/models/ against the expected values their own reference code produced (HF
+// transformers' modeling_bloom, modeling_mpt, modeling_bert, modeling_roberta, modeling_qwen3,
+// modeling_olmo2; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
 // patterns captured (blocked attention) and without any map (LibTorch 2.x: the fused kernel).
 // On CUDA (suite Gpu, `ctest -L gpu`) the same in float32, and bfloat16 logits within bf16's
 // precision.
@@ -73,6 +73,78 @@ TEST(ArchReference, BloomWithTransformerPrefixAndTiedHead) {
 }
 
 TEST(ArchReference, BloomHubLayoutWithoutPrefix) { expect_parity("bloom_noprefix", case_dir("bloom_noprefix")); }
+
+// Qwen3 (transformers 5.17, tools/make_arch_reference_recent.py): q/k RMSNorm per head, and
+// rope_theta 50000 where transformers >= 5 writes it (rope_parameters) — the default 10000 would
+// move every logit.
+TEST(ArchReference, Qwen3QkNormPerHeadAndRopeParameters) {
+  expect_parity("qwen3", case_dir("qwen3"));
+  const auto loaded = load_checkpoint(case_dir("qwen3").string(), {"cpu", "float32", ""});
+  const auto& c = loaded.model->config();
+  EXPECT_EQ(c.qk_norm, QkNorm::PerHead);
+  EXPECT_EQ(c.d_head, 12);
+  EXPECT_THAT(c.pe_components.at(0).params_json, HasSubstr("\"rope_theta\":50000"));
+  EXPECT_THAT(c.to_json(), HasSubstr("\"qk_norm\":\"per_head\""));
+  EXPECT_THAT(describe(loaded), HasSubstr("q/k RMSNorm per head"));
+}
+
+// OLMo 2 (transformers 5.17): norms on the sublayers' outputs, q/k RMSNorm over the whole
+// projection (GQA: k_norm over n_kv_heads·d_head).
+TEST(ArchReference, Olmo2SublayerOutputNormsAndWholeProjectionQkNorm) {
+  expect_parity("olmo2", case_dir("olmo2"));
+  const auto loaded = load_checkpoint(case_dir("olmo2").string(), {"cpu", "float32", ""});
+  const auto& c = loaded.model->config();
+  EXPECT_EQ(c.norm_placement, NormPlacement::SublayerOutput);
+  EXPECT_EQ(c.qk_norm, QkNorm::Whole);
+  EXPECT_THAT(c.pe_components.at(0).params_json, HasSubstr("\"rope_theta\":20000"));
+  EXPECT_THAT(describe(loaded), HasSubstr("norms on the sublayer outputs"));
+}
+
+// The analyses' q and k (Transformer::qk_projections, read by the probe, the frequency
+// analyses and the recomputed maps) are the forward's hook_q / hook_k, q/k norm included.
+TEST(ArchReference, QkProjectionsOfQkNormModelsAreTheForwardsQAndK) {
+  for (const char* name : {"qwen3", "olmo2"}) {
+    const Reference ref(name);
+    const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
+    const auto& model = *loaded.model;
+    const auto& c = model.config();
+    Captures captures;
+    CaptureSink sink(CaptureSpec({"blocks.*.hook_resid_pre", "blocks.*.attn.hook_q", "blocks.*.attn.hook_k"}),
+                     captures);
+    c10::InferenceMode guard;
+    model.forward(ref.ids(), sink, {}, {});
+    for (int l = 0; l < c.n_layers; ++l) {
+      const auto [q, k] = model.qk_projections(l, captures.find({HookKind::ResidPre, l}));
+      const auto hook_q = captures.find({HookKind::Q, l}).transpose(1, 2);
+      const auto hook_k = captures.find({HookKind::K, l}).transpose(1, 2).repeat_interleave(c.n_heads / c.n_kv_heads, 1);
+      EXPECT_TRUE(torch::allclose(q, hook_q, 0, 1e-5)) << name << " layer " << l;
+      EXPECT_TRUE(torch::allclose(k, hook_k, 0, 1e-5)) << name << " layer " << l;
+    }
+  }
+}
+
+/// The qwen3 case's config.json with `key` set to `value`, in a scratch folder with its weights.
+fs::path qwen3_with(const std::string& key, const nlohmann::json& value) {
+  const auto dir = test::scratch_dir() / ("qwen3-" + key);
+  fs::create_directories(dir);
+  fs::copy_file(case_dir("qwen3") / "model.safetensors", dir / "model.safetensors",
+                fs::copy_options::overwrite_existing);
+  std::ifstream in(case_dir("qwen3") / "config.json");
+  auto j = nlohmann::json::parse(in);
+  j[key] = value;
+  std::ofstream(dir / "config.json") << j.dump();
+  return dir;
+}
+
+TEST(ArchReference, Qwen3SlidingLayersAreRefusedAndScalingInRopeParametersIsRead) {
+  const auto sliding = qwen3_with("layer_types", {"full_attention", "sliding_attention"});
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(sliding.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("Qwen3 sliding-window layers (use_sliding_window / layer_types) are not supported yet"));
+  const auto linear = qwen3_with("rope_parameters", {{"rope_type", "linear"}, {"factor", 2.0}, {"rope_theta", 50000.0}});
+  const auto loaded = load_checkpoint(linear.string(), {"cpu", "float32", ""});
+  EXPECT_THAT(loaded.model->config().pe_components.at(0).params_json, HasSubstr("\"rope_type\":\"linear\""));
+  EXPECT_THAT(loaded.model->position_encoding().describe(), HasSubstr("linear"));
+}
 
 TEST(ArchReference, MptAlibiAndClipQkv) {
   expect_parity("mpt", case_dir("mpt"));

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Writes tests/data/models/<case>/ for the architectures of 2024-26: small random models saved by HF
+transformers itself (save_pretrained: config.json as transformers >= 5 writes it, model.safetensors), with
+the outputs transformers' own modeling code computes for them (eager attention, float32).
+
+    ~/.local/share/poslens/venv/bin/python tools/make_arch_reference_recent.py [--out tests/data/models]
+        [--only CASE ...]
+
+Unlike tools/make_arch_reference.py (Debian's torch 1.13 and stand-ins for the rest of transformers), this
+runs the pinned venv of scripts/setup.sh: the real transformers and torch 2.x. Seeded; the C++ suite reads
+only the folders it writes (tests/data/models/README.md).
+
+reference.safetensors: input_ids int64 [1, T], logits float32 [1, T, vocab], attentions.{l} float32
+[1, heads, T, T] (softmax probabilities); metadata format=poslens-arch-reference, case, source.
+"""
+import argparse
+import os
+import shutil
+from collections import OrderedDict
+
+import torch
+import transformers
+from safetensors.torch import save_file
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+torch.set_num_threads(1)
+
+
+def randomize_(model: torch.nn.Module, seed: int, std: float = 0.2, emb_std: float = 0.3) -> None:
+    """Every parameter random: matrices N(0, std^2), embeddings N(0, emb_std^2), 1-D weights (norm
+    gains) 1 + 0.1 N, 1-D biases 0.1 N — attention far from uniform, so a slip in a norm shows."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            n = torch.randn(p.shape, generator=gen, dtype=torch.float32)
+            if p.dim() == 1:
+                p.copy_(0.1 * n if name.endswith("bias") else 1.0 + 0.1 * n)
+            else:
+                p.copy_((emb_std if "embed" in name else std) * n)
+
+
+def case_qwen3(out: str) -> None:
+    """Qwen3ForCausalLM: q_norm / k_norm (RMSNorm per head, head_dim 12 != hidden 32 / 4 heads), GQA 4/2,
+    rope_theta 50000 inside rope_parameters (where transformers >= 5 writes it), untied head."""
+    config = transformers.Qwen3Config(
+        vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=12, max_position_embeddings=64, rope_theta=50000.0,
+        rms_norm_eps=1e-6, tie_word_embeddings=False, bos_token_id=1)
+    config._attn_implementation = "eager"
+    model = transformers.Qwen3ForCausalLM(config).eval()
+    randomize_(model, seed=31)
+    ids = torch.randint(2, 96, (1, 13), generator=torch.Generator().manual_seed(32))
+    save(out, "qwen3", model, ids)
+
+
+def case_olmo2(out: str) -> None:
+    """Olmo2ForCausalLM: RMSNorm on the sublayers' outputs (none on their inputs), q/k RMSNorm over the
+    whole projection (q_norm [4*8], k_norm [2*8]: GQA 4/2), rope_theta 20000 in rope_parameters."""
+    config = transformers.Olmo2Config(
+        vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, rope_theta=20000.0, rms_norm_eps=1e-6,
+        tie_word_embeddings=False, bos_token_id=1, pad_token_id=0, eos_token_id=2)
+    config._attn_implementation = "eager"
+    model = transformers.Olmo2ForCausalLM(config).eval()
+    randomize_(model, seed=41)
+    ids = torch.randint(3, 96, (1, 12), generator=torch.Generator().manual_seed(42))
+    save(out, "olmo2", model, ids)
+
+
+def save(out: str, case: str, model, ids: torch.Tensor) -> None:
+    d = os.path.join(out, case)
+    shutil.rmtree(d, ignore_errors=True)
+    model.save_pretrained(d, safe_serialization=True)
+    with torch.no_grad():
+        o = model(input_ids=ids, output_attentions=True)
+    ref = OrderedDict(input_ids=ids.contiguous(), logits=o.logits.float().contiguous())
+    for l, a in enumerate(o.attentions):
+        ref[f"attentions.{l}"] = a.float().contiguous()
+    source = f"transformers {transformers.__version__} {type(model).__name__}, torch {torch.__version__}, eager"
+    save_file(ref, os.path.join(d, "reference.safetensors"),
+              metadata={"format": "poslens-arch-reference", "case": case, "source": source})
+    row_max = torch.stack([a.max(-1).values.mean() for a in o.attentions]).mean().item()
+    print(f"{case}: logits {tuple(o.logits.shape)}, mean row max {row_max:.2f} -> {d}")
+
+
+CASES = {"qwen3": case_qwen3, "olmo2": case_olmo2}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(REPO, "tests/data/models"))
+    ap.add_argument("--only", nargs="*", choices=sorted(CASES), default=sorted(CASES))
+    args = ap.parse_args()
+    for case in args.only:
+        CASES[case](args.out)
+
+
+if __name__ == "__main__":
+    main()
