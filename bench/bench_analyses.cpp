@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "analysis/frequency_usage.h"
-#include "analysis/head_metrics.h"
+#include "analysis/heads.h"
 #include "analysis/massive_activations.h"
-#include "analysis/pattern_divergence.h"
+#include "analysis/divergence.h"
 #include "analysis/value_norms.h"
 #include "core/base/compute_setup.h"
 #include "core/runtime/checkpoint.h"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/base/compute_setup.h"
-#include "analysis/rope_probe.h"
+#include "analysis/probe.h"
 #include "core/runtime/checkpoint.h"
 
 namespace {
