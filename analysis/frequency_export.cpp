@@ -222,17 +222,19 @@ CompareResult read_compare_hdf5(const Hdf5Reader& file) {
       components.dim() != 4 || components.size(0) != n || static_cast<int64_t>(r.steps.size()) != n ||
       (!r.weights_sha256.empty() && static_cast<int64_t>(r.weights_sha256.size()) != n))
     throw inconsistent(file, g);
+  // What every checkpoint shares, read once: θ_c, the band and the probe's settings.
+  ProbeResult shared;
+  read_frequencies(file, g, shared.theta, shared.activated);
+  shared.T = file.int_attribute(g, "T", scores.size(3));
+  shared.n_samples = file.int_attribute(g, "n_samples");
+  shared.L = file.int_attribute(g, "L");
+  shared.pairing = file.string_attribute(g, "pairing");
+  shared.kept_components = file.int_attribute(g, "kept_components", shared.theta.size(0));
   for (int64_t i = 0; i < n; ++i) {
-    ProbeResult p;
+    ProbeResult p = shared;
     p.scores = scores[i].mean(1, true);
     p.components = components[i].unsqueeze(1);
     p.vaf = r.vaf[i];
-    read_frequencies(file, g, p.theta, p.activated);
-    p.T = file.int_attribute(g, "T", scores.size(3));
-    p.n_samples = file.int_attribute(g, "n_samples");
-    p.L = file.int_attribute(g, "L");
-    p.pairing = file.string_attribute(g, "pairing");
-    p.kept_components = file.int_attribute(g, "kept_components", p.theta.size(0));
     check_probe(file, g, p);
     r.probes.push_back(std::move(p));
   }
