@@ -30,7 +30,7 @@ class DivergenceSink : public HookSink {
   void block(const HookPoint& point, const MapBlock& b) override {
     const int l = point.layer;
     if (!attention_ || layer_ != l) {
-      attention_ = std::make_unique<LayerAttention>(first_.model->config(), first_.model->position_encoding(),
+      attention_ = std::make_unique<LayerAttention>(first_.model->layer_config(l), first_.model->position_encoding(l),
                                                     inputs_.at(static_cast<size_t>(l)));
       layer_ = l;
     }

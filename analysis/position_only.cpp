@@ -39,6 +39,9 @@ PositionOnlyLogits::PositionOnlyLogits(const LoadedModel& model, int64_t T,
     auto by_key = p.components.sum(2);
     if (p.remainder.defined()) by_key = by_key + p.remainder;
     rotary_by_distance_ = (additive_ ? by_key : p.scores).flip(-1).to(model.model->device());
+    // A NoPE layer (SmolLM3's every 4th) has no position term: its map is its mask alone.
+    for (int l = 0; l < model.model->config().n_layers; ++l)
+      if (!model.model->position_encoding(l).rotates()) rotary_by_distance_[l].zero_();
   }
 }
 
@@ -60,6 +63,8 @@ std::string position_only_explanation(const LoadedModel& model, int64_t T) {
            std::string(pe.has_cope() ? ", CoPE's z_i[p_ij] for this input's contextual positions" : "") +
            ")" + (rotary ? " plus the rotary part from the U-shape probe" : "") +
            ", softmax over allowed keys";
+  if (model.model->config().per_layer_schemes())
+    text += " (each layer's own window and encoding; a NoPE layer's map is its mask alone)";
   return text + "; each row scaled to max 1";
 }
 

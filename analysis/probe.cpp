@@ -46,23 +46,26 @@ struct ProbeSums {
 /// One batch of probe samples, summed into ProbeSums as the forward pass hands out each layer:
 /// rotary models' q (its last row) and k are decomposed when k arrives, so a batch holds one
 /// layer's q and k at a time; of the maps only the last query's row is kept (LastRowSink).
+/// Each layer is decomposed by its own rotary encoding (`rotary[l]`: Gemma 3's local and global
+/// bases); a layer without one (a NoPE layer, a model without RoPE) gives its logits as they are.
 class ProbeSink : public HookSink {
  public:
-  /// The maps whose last row the probe reads: the logits themselves when nothing rotates, and
-  /// the position term where the encoding has one.
-  static CaptureSpec row_hooks(bool rotary, bool position) {
+  using LayerRotary = std::vector<std::optional<RotaryInfo>>;
+  /// The maps whose last row the probe reads: the logits themselves of the layers that do not
+  /// rotate, and the position term where the encoding has one.
+  static CaptureSpec row_hooks(const LayerRotary& rotary, bool position) {
     std::vector<std::string> hooks;
-    if (!rotary) hooks.push_back("blocks.*.attn.hook_attn_scores");
+    for (size_t l = 0; l < rotary.size(); ++l)
+      if (!rotary[l]) hooks.push_back("blocks." + std::to_string(l) + ".attn.hook_attn_scores");
     if (position) hooks.push_back("blocks.*.attn.hook_pos_scores");
     return CaptureSpec(hooks);
   }
 
-  ProbeSink(const std::optional<RotaryInfo>& rotary, bool position, bool per_component, double scale,
-            int64_t T, ProbeSums& sums)
+  ProbeSink(const LayerRotary& rotary, bool position, bool per_component, double scale, int64_t T, ProbeSums& sums)
       : rotary_(rotary), position_(position), per_component_(per_component), scale_(scale), T_(T), sums_(sums),
-        rows_(row_hooks(rotary.has_value(), position)) {}
+        rows_(row_hooks(rotary, position)) {}
   bool wants(const HookPoint& p) const override {
-    if (rotary_ && (p.kind == HookKind::Q || p.kind == HookKind::K)) return true;
+    if ((p.kind == HookKind::Q || p.kind == HookKind::K) && rotates(p.layer)) return true;
     return rows_.wants(p);
   }
   void tensor(const HookPoint& p, const at::Tensor& value, int64_t) override {
@@ -72,7 +75,8 @@ class ProbeSink : public HookSink {
     }
     const auto dev = value.device();
     const auto parts = decompose_rotary_scores(q_last_, value, torch::full({1}, T_ - 1, torch::kLong),
-                                               torch::arange(T_, torch::kLong), *rotary_, scale_);
+                                               torch::arange(T_, torch::kLong), *rotary_[static_cast<size_t>(p.layer)],
+                                               scale_);
     const auto comps = parts.components.squeeze(3);  // [b, H, C, T]
     total_ = comps.sum(2);
     sums_.components[p.layer] += (per_component_ ? comps : total_.unsqueeze(2)).sum(0).to(dev, torch::kDouble);
@@ -87,7 +91,7 @@ class ProbeSink : public HookSink {
   void layer_done(int l) override {
     if (l < 0) return;
     at::Tensor total = total_;  // [b, H, T]
-    if (!rotary_) {
+    if (!rotates(l)) {
       // Keys the query cannot see (a sliding window) are NaN, not −inf: the mean says so.
       const auto row = rows_.find({HookKind::AttnScores, l});
       total = row.masked_fill(row.isinf(), std::numeric_limits<float>::quiet_NaN());
@@ -95,7 +99,7 @@ class ProbeSink : public HookSink {
     if (position_) {
       const auto pos = rows_.find({HookKind::PosScores, l});
       sums_.position[l] += pos.sum(0).to(sums_.position.device(), torch::kDouble);
-      if (rotary_) total = total + pos.to(total.device());  // hook_attn_scores has it already
+      if (rotates(l)) total = total + pos.to(total.device());  // hook_attn_scores has it already
     }
     const auto td = total.to(sums_.sum.device(), torch::kDouble);
     sums_.sum[l] += td.sum(0);
@@ -104,7 +108,9 @@ class ProbeSink : public HookSink {
   }
 
  private:
-  const std::optional<RotaryInfo>& rotary_;
+  bool rotates(int layer) const { return layer >= 0 && rotary_.at(static_cast<size_t>(layer)).has_value(); }
+
+  const LayerRotary& rotary_;
   bool position_, per_component_;
   double scale_;
   int64_t T_;
@@ -198,6 +204,14 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
   r.activated = r.L > 0 ? activated_components(r.theta, r.L) : torch::zeros({C}, torch::kBool);
   const bool has_position = pe.has_position_scores();
   const bool has_remainder = rotary && rotary->rotary_dim < cfg.d_head;
+  // Each layer's own rotation (NoPE layers: none; their components stay zero).
+  ProbeSink::LayerRotary layer_rotary;
+  for (int l = 0; l < cfg.n_layers; ++l) {
+    layer_rotary.push_back(rotary ? model.position_encoding(l).rotary_info(T) : std::nullopt);
+    if (layer_rotary.back() && layer_rotary.back()->rotary_dim != rotary->rotary_dim)
+      throw Error("layer " + std::to_string(l) + " rotates " + std::to_string(layer_rotary.back()->rotary_dim) +
+                  " dims, the model " + std::to_string(rotary->rotary_dim) + ": the probe needs one rotary_dim");
+  }
 
   // Rotary models: q and k, split per component. Others: the logits themselves (so any term a
   // method adds, such as Transformer-XL's u·k, is in `scores`).
@@ -216,7 +230,7 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
                                         torch::kLong);
     auto ids = repeated.view({b, 1}).expand({b, T}).clone();
     ids.select(1, 0).fill_(r.bos_id);
-    ProbeSink sink(rotary, has_position, options.per_component, cfg.attention_scale(), T, sums);
+    ProbeSink sink(layer_rotary, has_position, options.per_component, cfg.attention_scale(), T, sums);
     ForwardOptions forward;
     forward.logits = LogitsReturned::None;
     model.forward(ids, sink, [&](int, int) { return !progress || progress(start, r.n_samples); }, forward);

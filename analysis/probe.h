@@ -46,11 +46,15 @@ struct ProbeResult {
   /// The same split per rotary component, float32 [layer, head, component, key_pos] (0
   /// components when nothing rotates: then scores are hook_attn_scores' last row itself, NaN
   /// at keys a sliding window hides). components.sum(2) + remainder + position_terms = scores
-  /// for rotary models. One summed component when ProbeOptions::per_component is false.
+  /// for rotary models. One summed component when ProbeOptions::per_component is false. Each
+  /// layer is split by its own rotation (ModelConfig::layer_schemes: Gemma 3's local layers by
+  /// their local base); a NoPE layer's components are zero and its scores its logits as they are.
   at::Tensor components;
   at::Tensor remainder;       ///< [layer, head, key_pos]: unrotated dims; undefined when none
   at::Tensor position_terms;  ///< [layer, head, key_pos]: hook_pos_scores' row; undefined when none
-  at::Tensor theta;           ///< float64 [component]: effective θ_c (0 past HoPE's cut)
+  /// float64 [component]: effective θ_c (0 past HoPE's cut) — of the model's global layers
+  /// when its layers differ (a local layer's own θ_c are not in the result yet).
+  at::Tensor theta;
   at::Tensor activated;       ///< bool [component]: π/L < θ_c < 2π/L
   /// VAF (%) of each component curve for the head-mean curve, float32 [layer, component], and
   /// per head, [layer, head, component]; NaN where the curve is flat. Undefined without

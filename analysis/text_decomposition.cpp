@@ -14,16 +14,20 @@ namespace poslens {
 TextDecomposition decompose_text(const LoadedModel& model, const std::vector<int64_t>& ids,
                                  int layer, int head, int64_t train_length) {
   require_one_stack(model, "The frequency decomposition");
-  const auto& cfg = model.model->config();
-  const auto& pe = model.model->position_encoding();
+  const auto& model_cfg = model.model->config();
+  if (layer < 0 || layer >= model_cfg.n_layers)
+    throw Error("layer " + std::to_string(layer) + " is out of range (the model has " +
+                std::to_string(model_cfg.n_layers) + ")");
+  // The layer's own window and encoding (Gemma 3's local and global bases, SmolLM3's NoPE layers).
+  const auto& cfg = model.model->layer_config(layer);
+  const auto& pe = model.model->position_encoding(layer);
   const int64_t T = static_cast<int64_t>(ids.size());
   const auto rotary = pe.rotary_info(T);
   if (!rotary)
-    throw Error("the frequency decomposition needs a rotary model (RoPE, scaled RoPE, HoPE); "
-                "this one uses " + pe.describe());
-  if (layer < 0 || layer >= cfg.n_layers)
-    throw Error("layer " + std::to_string(layer) + " is out of range (the model has " +
-                std::to_string(cfg.n_layers) + ")");
+    throw Error("the frequency decomposition needs a rotary model (RoPE, scaled RoPE, HoPE); " +
+                (model.model->position_encoding().rotates()
+                     ? "layer " + std::to_string(layer) + " is a " + model_cfg.layer_type(layer) + " layer: " + pe.describe()
+                     : "this one uses " + pe.describe()));
   if (head < -1 || head >= cfg.n_heads)
     throw Error("head " + std::to_string(head) + " is out of range (the model has " +
                 std::to_string(cfg.n_heads) + ")");

@@ -67,6 +67,39 @@ def case_olmo2(out: str) -> None:
     save(out, "olmo2", model, ids)
 
 
+def case_gemma3(out: str) -> None:
+    """Gemma3ForCausalLM (text): 6 layers in Gemma 3's 5:1 pattern (layers 0-4 local with a window of 4
+    keys, layer 5 global), local RoPE base 100 and global base 10000 with linear scaling x2 (each in
+    rope_parameters per layer type), q/k RMSNorm per head (1 + w), sandwich norms, query_pre_attn_scalar
+    10 (not head_dim 12), GeGLU, embeddings scaled by sqrt(32). T = 13 > the window."""
+    config = transformers.Gemma3TextConfig(
+        vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=6, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=12, max_position_embeddings=64, sliding_window=4,
+        query_pre_attn_scalar=10, rms_norm_eps=1e-6, tie_word_embeddings=True, bos_token_id=2,
+        pad_token_id=0, eos_token_id=1,
+        rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+                         "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0}})
+    config._attn_implementation = "eager"
+    model = transformers.Gemma3ForCausalLM(config).eval()
+    randomize_(model, seed=51)
+    ids = torch.randint(3, 96, (1, 13), generator=torch.Generator().manual_seed(52))
+    save(out, "gemma3", model, ids)
+
+
+def case_smollm3(out: str) -> None:
+    """SmolLM3ForCausalLM: 4 layers, RoPE (base 5000) on layers 0-2 and none on layer 3
+    (no_rope_layer_interval 4: no_rope_layers [1, 1, 1, 0]), GQA 4/2, tied embeddings."""
+    config = transformers.SmolLM3Config(
+        vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, rope_theta=5000.0, rms_norm_eps=1e-6,
+        no_rope_layer_interval=4, bos_token_id=1, pad_token_id=0, eos_token_id=2)
+    config._attn_implementation = "eager"
+    model = transformers.SmolLM3ForCausalLM(config).eval()
+    randomize_(model, seed=61)
+    ids = torch.randint(3, 96, (1, 12), generator=torch.Generator().manual_seed(62))
+    save(out, "smollm3", model, ids)
+
+
 def save(out: str, case: str, model, ids: torch.Tensor) -> None:
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
@@ -83,7 +116,7 @@ def save(out: str, case: str, model, ids: torch.Tensor) -> None:
     print(f"{case}: logits {tuple(o.logits.shape)}, mean row max {row_max:.2f} -> {d}")
 
 
-CASES = {"qwen3": case_qwen3, "olmo2": case_olmo2}
+CASES = {"qwen3": case_qwen3, "olmo2": case_olmo2, "gemma3": case_gemma3, "smollm3": case_smollm3}
 
 
 def main() -> None:

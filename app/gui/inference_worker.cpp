@@ -200,7 +200,7 @@ HeatmapData head_map(const LoadedModel& loaded, const AttentionState& state, con
   if (r.layer < 0 || r.layer >= cfg.n_layers || r.head < 0 || r.head >= cfg.n_heads)
     throw Error("no layer " + std::to_string(r.layer) + ", head " + std::to_string(r.head));
   const auto view = head_view(r.view);
-  const LayerAttention attention(cfg, loaded.model->position_encoding(),
+  const LayerAttention attention(loaded.model->layer_config(r.layer), loaded.model->position_encoding(r.layer),
                                  state.layers[static_cast<size_t>(r.layer)], r.head, 1);
   BlockRequest what;
   what.scores = view.hook == HookKind::AttnScores;

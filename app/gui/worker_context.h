@@ -39,7 +39,9 @@ struct AttentionState {
 struct AttentionRow {
   HookStack stack = HookStack::Blocks;
   int layer = 0;
-  std::string label;  ///< "L3"; T5: "enc 3", "dec 3", "cross 3"
+  /// "L3"; with per-layer schemes its type too ("L3 NoPE", "L4 local 512", "L5 global"); T5:
+  /// "enc 3", "dec 3", "cross 3"
+  std::string label;
 };
 
 /// The head grid's rows: the model's layers, or an encoder–decoder model's encoder layers,
@@ -48,7 +50,9 @@ struct AttentionRow {
 inline std::vector<AttentionRow> attention_rows(const ModelConfig& c) {
   std::vector<AttentionRow> rows;
   if (!c.encoder_decoder()) {
-    for (int l = 0; l < c.n_layers; ++l) rows.push_back({HookStack::Blocks, l, "L" + std::to_string(l)});
+    for (int l = 0; l < c.n_layers; ++l)
+      rows.push_back({HookStack::Blocks, l,
+                      "L" + std::to_string(l) + (c.per_layer_schemes() ? " " + c.layer_type(l) : std::string())});
     return rows;
   }
   for (int l = 0; l < c.n_encoder_layers; ++l) rows.push_back({HookStack::Encoder, l, "enc " + std::to_string(l)});

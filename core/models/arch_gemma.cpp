@@ -5,8 +5,15 @@
 //  - head_dim from the config (it need not be hidden_size / num_attention_heads),
 //  - tied embeddings by default (no lm_head.weight).
 // The tensors are named exactly as Llama's, so the weight table is llama_hf_table.
-// Gemma 2 / 3 (logit soft-capping, sandwich norms, alternating sliding window) are refused by
-// read_hf_config.
+//
+// Gemma 3 text (HF Gemma3ForCausalLM, modeling_gemma3 of transformers 5.17) adds per-layer
+// schemes: `layer_types` (or, in configs written before them, every `sliding_window_pattern`-th
+// layer global) pick local layers — keys with i − j < sliding_window, RoPE base
+// rope_parameters.sliding_attention.rope_theta (`rope_local_base_freq`, 10000) — and global
+// layers — every key, rope_parameters.full_attention (`rope_theta` 1e6 and its scaling, e.g.
+// linear ×8 on the 4B–27B models). Also q/k RMSNorm per head (1 + w), sandwich norms
+// (post_attention / pre_feedforward / post_feedforward_layernorm) and the softmax scale
+// query_pre_attn_scalar^-1/2. Soft-capping (Gemma 2) and bidirectional attention are refused.
 #include <cmath>
 
 #include "core/models/hf_config.h"
@@ -39,12 +46,90 @@ ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& whe
   return c;
 }
 
+namespace {
+
+/// Gemma 3's rope parameters of one layer type ("full_attention" / "sliding_attention") as
+/// transformers 5 writes them, or built from the older keys (rope_theta + rope_scaling for
+/// global layers, rope_local_base_freq for local ones).
+nlohmann::json gemma3_rope_parameters(const nlohmann::json& j, const std::string& type, const std::string& where) {
+  if (const auto p = j.find("rope_parameters"); p != j.end() && p->is_object() && p->contains(type)) {
+    if (!(*p)[type].is_object()) throw Error(where + ": rope_parameters." + type + " must be an object");
+    return (*p)[type];
+  }
+  const bool global = type == "full_attention";
+  nlohmann::json params{{"rope_type", "default"}};
+  if (global && j.contains("rope_scaling") && j["rope_scaling"].is_object()) params = j["rope_scaling"];
+  params["rope_theta"] = global ? number_or(j, "rope_theta", 1e6, where) : number_or(j, "rope_local_base_freq", 1e4, where);
+  return params;
+}
+
+/// The "rope" component of one layer type (its theta and, when not default, its scaling).
+PositionComponentSpec gemma3_rope(const nlohmann::json& j, const std::string& type, int64_t d_head,
+                                  const std::string& where) {
+  const nlohmann::json holder{{"rope_parameters", gemma3_rope_parameters(j, type, where)}};
+  return rope_component(holder, hf_rope_theta(holder, 1e4, where), RopePairing::HalfSplit, d_head);
+}
+
+}  // namespace
+
+ModelConfig gemma3_config_from_hf(const nlohmann::json& j, const std::string& where) {
+  ModelConfig c = gemma_config_from_hf(j, where);
+  c.architecture = "Gemma3ForCausalLM";
+  c.n_ctx = int_or(j, "max_position_embeddings", 131072, where);
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
+    if (j.contains(key) && !j[key].is_null())
+      throw Error(where + ": " + key + " is set; logit soft-capping is not supported yet");
+  if (bool_or(j, "use_bidirectional_attention", false, where))
+    throw Error(where + ": use_bidirectional_attention (EmbeddingGemma) is not supported");
+  c.norm_placement = NormPlacement::Sandwich;
+  c.qk_norm = QkNorm::PerHead;
+  c.attn_scale = 1.0 / std::sqrt(number_or(j, "query_pre_attn_scalar", static_cast<double>(c.d_head), where));
+  std::vector<std::string> types;
+  if (const auto t = j.find("layer_types"); t != j.end() && t->is_array()) {
+    for (const auto& v : *t) types.push_back(v.is_string() ? v.get<std::string>() : std::string("?"));
+  } else {
+    const int64_t pattern = int_or(j, "sliding_window_pattern", 6, where);
+    if (pattern <= 0) throw Error(where + ": sliding_window_pattern must be positive");
+    for (int64_t l = 0; l < c.n_layers; ++l)
+      types.push_back((l + 1) % pattern ? "sliding_attention" : "full_attention");
+  }
+  if (static_cast<int64_t>(types.size()) != c.n_layers)
+    throw Error(where + ": layer_types has " + std::to_string(types.size()) + " entries for " +
+                std::to_string(c.n_layers) + " layers");
+  const int64_t window = int_or(j, "sliding_window", 4096, where);
+  const auto global = gemma3_rope(j, "full_attention", c.d_head, where);
+  const auto local = gemma3_rope(j, "sliding_attention", c.d_head, where);
+  c.pe_components = {global};
+  for (size_t l = 0; l < types.size(); ++l) {
+    if (types[l] == "full_attention") c.layer_schemes.push_back({0, {global}});
+    else if (types[l] == "sliding_attention") c.layer_schemes.push_back({window, {local}});
+    else throw Error(where + ": layer_types[" + std::to_string(l) + "] \"" + types[l] +
+                     "\" is not supported (supported: full_attention, sliding_attention)");
+  }
+  return c;
+}
+
+WeightTable gemma3_hf_table(const ModelConfig& c) {
+  WeightTable t = llama_hf_table(c);
+  const std::string p = "model.layers.{L}.";
+  for (auto& r : t.rules)  // Llama's second pre-norm is Gemma 3's post-attention norm
+    if (r.pattern == p + "post_attention_layernorm.weight") r.layer_targets = {&LayerWeights::attn_post_norm};
+  t.rules.push_back({p + "pre_feedforward_layernorm.weight", {c.d_model}, {&LayerWeights::mlp_norm}});
+  t.rules.push_back({p + "post_feedforward_layernorm.weight", {c.d_model}, {&LayerWeights::mlp_post_norm}});
+  return t;
+}
+
 std::vector<ArchitectureEntry> gemma_architectures() {
   return {{"GemmaForCausalLM", {"gemma"},
            [](const nlohmann::json& j, const std::string&, const std::string& where) {
              return gemma_config_from_hf(j, where);
            },
-           [](const ModelConfig& c, const TensorSource&) { return llama_hf_table(c); }}};
+           [](const ModelConfig& c, const TensorSource&) { return llama_hf_table(c); }},
+          {"Gemma3ForCausalLM", {"gemma3_text"},
+           [](const nlohmann::json& j, const std::string&, const std::string& where) {
+             return gemma3_config_from_hf(j, where);
+           },
+           [](const ModelConfig& c, const TensorSource&) { return gemma3_hf_table(c); }}};
 }
 
 }  // namespace poslens::arch

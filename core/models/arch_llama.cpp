@@ -1,6 +1,8 @@
 // The Llama block family: llama2.c .bin files (Meta naming) and HF LlamaForCausalLM,
 // MistralForCausalLM (sliding window), Qwen2ForCausalLM (q/k/v biases) and Qwen3ForCausalLM
-// (modeling_qwen3: RMSNorm of q and k per head, `q_norm`/`k_norm` of head_dim, before RoPE).
+// (modeling_qwen3: RMSNorm of q and k per head, `q_norm`/`k_norm` of head_dim, before RoPE),
+// SmolLM3ForCausalLM (modeling_smollm3: Llama's block with RoPE dropped on the layers whose
+// `no_rope_layers` entry is 0 — by default every `no_rope_layer_interval`-th (4th) layer).
 // Block: x += o(attn(rmsnorm(x))); x += down(silu(gate(h)) * up(h)), h = rmsnorm(x).
 #include <algorithm>
 
@@ -21,7 +23,8 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
     throw Error(where + ": hidden_act \"" + act + "\" is not supported for " + arch +
                 " (supported: silu)");
   c.activation = Activation::SiLU;
-  c.pe_components = {rope_component(j, hf_rope_theta(j, 10000.0, where),
+  const double default_theta = arch == "SmolLM3ForCausalLM" ? 2e6 : 10000.0;  // HF configs' defaults
+  c.pe_components = {rope_component(j, hf_rope_theta(j, default_theta, where),
                                     RopePairing::HalfSplit /* HF rotate_half */, c.d_head)};
   c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", false, where);
   c.qkv_bias = bool_or(j, "attention_bias", false, where);
@@ -41,6 +44,27 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
         std::any_of(types->begin(), types->end(), [](const nlohmann::json& t) { return t != "full_attention"; });
     if (bool_or(j, "use_sliding_window", false, where) || sliding_layers)
       throw Error(where + ": Qwen3 sliding-window layers (use_sliding_window / layer_types) are not supported yet");
+  }
+  if (arch == "SmolLM3ForCausalLM") {
+    c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", true, where);
+    if (bool_or(j, "use_sliding_window", false, where))
+      throw Error(where + ": SmolLM3 use_sliding_window=true is not supported yet");
+    std::vector<int64_t> uses_rope;
+    if (const auto n = j.find("no_rope_layers"); n != j.end() && n->is_array()) {
+      for (const auto& v : *n) {
+        if (!v.is_number_integer()) throw Error(where + ": no_rope_layers must hold 0 or 1 per layer");
+        uses_rope.push_back(v.get<int64_t>());
+      }
+    } else {
+      const int64_t interval = int_or(j, "no_rope_layer_interval", 4, where);
+      if (interval <= 0) throw Error(where + ": no_rope_layer_interval must be positive");
+      for (int64_t l = 0; l < c.n_layers; ++l) uses_rope.push_back((l + 1) % interval != 0);
+    }
+    if (static_cast<int64_t>(uses_rope.size()) != c.n_layers)
+      throw Error(where + ": no_rope_layers has " + std::to_string(uses_rope.size()) + " entries for " +
+                  std::to_string(c.n_layers) + " layers");
+    for (const auto use : uses_rope)  // 1: the layer rotates q and k; 0: a NoPE layer
+      c.layer_schemes.push_back({0, use ? c.pe_components : std::vector<PositionComponentSpec>{}});
   }
   if (arch == "MistralForCausalLM") c.sliding_window = int_or(j, "sliding_window", 0, where);
   c.bos_token_id = optional_token_id(j, "bos_token_id");
@@ -119,6 +143,7 @@ std::vector<ArchitectureEntry> llama_family_architectures() {
           {"MistralForCausalLM", {"mistral"}, read, table},
           {"Qwen2ForCausalLM", {"qwen2"}, read, table},
           {"Qwen3ForCausalLM", {"qwen3"}, read, table},
+          {"SmolLM3ForCausalLM", {"smollm3"}, read, table},
           {"llama2.c", {}, nullptr,
            [](const ModelConfig& c, const TensorSource&) { return llama2c_table(c); }}};
 }

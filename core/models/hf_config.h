@@ -81,6 +81,7 @@ ModelConfig gpt2_config_from_hf(const nlohmann::json& j, const std::string& wher
 ModelConfig gpt_neox_config_from_hf(const nlohmann::json& j, const std::string& where);
 ModelConfig phi_config_from_hf(const nlohmann::json& j, const std::string& where);
 ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& where);
+ModelConfig gemma3_config_from_hf(const nlohmann::json& j, const std::string& where);
 ModelConfig olmo_config_from_hf(const nlohmann::json& j, const std::string& where);
 
 /// The PosLens format (docs/poslens-format.md): config and weight table; the components'
@@ -94,5 +95,6 @@ WeightTable gpt2_hf_table(const ModelConfig& c, const std::string& prefix);
 WeightTable gpt_neox_hf_table(const ModelConfig& c);
 WeightTable phi_hf_table(const ModelConfig& c);
 WeightTable olmo_hf_table(const ModelConfig& c);
+WeightTable gemma3_hf_table(const ModelConfig& c);
 
 }  // namespace poslens::arch

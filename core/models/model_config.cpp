@@ -2,7 +2,9 @@
 
 #include "core/models/poslens_model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +27,13 @@ const char* to_string(QkNorm v) {
   return v == QkNorm::PerHead ? "per_head" : v == QkNorm::Whole ? "whole" : "none";
 }
 const char* to_string(NormPlacement v) {
-  return v == NormPlacement::Pre ? "pre" : v == NormPlacement::Post ? "post" : "sublayer_output";
+  switch (v) {
+    case NormPlacement::Pre: return "pre";
+    case NormPlacement::Post: return "post";
+    case NormPlacement::SublayerOutput: return "sublayer_output";
+    case NormPlacement::Sandwich: return "sandwich";
+  }
+  return "?";
 }
 void ModelConfig::validate() const {
   auto positive = [&](const char* name, int64_t value) {
@@ -50,6 +58,50 @@ void ModelConfig::validate() const {
   if (n_encoder_layers < 0) throw Error(architecture + " config: n_encoder_layers must not be negative");
   if (norm_placement != NormPlacement::Pre && parallel_residual)
     throw Error(architecture + " config: only a pre-norm block can be parallel");
+  if (!layer_schemes.empty()) {
+    if (static_cast<int64_t>(layer_schemes.size()) != n_layers)
+      throw Error(architecture + " config: " + std::to_string(layer_schemes.size()) + " layer schemes for " +
+                  std::to_string(n_layers) + " layers");
+    if (encoder_decoder() || !causal)
+      throw Error(architecture + " config: per-layer schemes are only supported in a causal decoder");
+    for (const auto& s : layer_schemes)
+      if (s.sliding_window < 0) throw Error(architecture + " config: a layer's sliding_window must not be negative");
+  }
+}
+
+ModelConfig ModelConfig::layer_config(int64_t l) const {
+  if (layer_schemes.empty()) return *this;
+  const auto& s = layer_schemes.at(static_cast<size_t>(l));
+  ModelConfig c = *this;
+  c.layer_schemes.clear();
+  c.sliding_window = s.sliding_window;
+  c.pe_components = s.pe_components;
+  return c;
+}
+
+std::string ModelConfig::layer_type(int64_t l) const {
+  const int64_t window = layer_schemes.empty() ? sliding_window : layer_schemes.at(static_cast<size_t>(l)).sliding_window;
+  const bool nope = !layer_schemes.empty() && layer_schemes.at(static_cast<size_t>(l)).pe_components.empty();
+  std::string type = window > 0 ? "local " + std::to_string(window) : std::string("global");
+  return nope ? (window > 0 ? "NoPE " + type : std::string("NoPE")) : type;
+}
+
+std::string layer_types_summary(const ModelConfig& c) {
+  if (c.layer_schemes.empty()) return {};
+  // Types in the order they first appear, each with its layers as runs "a-b".
+  std::vector<std::pair<std::string, std::string>> types;
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const auto type = c.layer_type(l);
+    auto it = std::find_if(types.begin(), types.end(), [&](const auto& t) { return t.first == type; });
+    if (it == types.end()) it = types.insert(types.end(), {type, ""});
+    if (l > 0 && c.layer_type(l - 1) == type) continue;  // inside a run: its end is written below
+    int64_t end = l;
+    while (end + 1 < c.n_layers && c.layer_type(end + 1) == type) ++end;
+    it->second += (it->second.empty() ? "" : ", ") + std::to_string(l) + (end > l ? "-" + std::to_string(end) : "");
+  }
+  std::string out;
+  for (const auto& [type, layers] : types) out += (out.empty() ? "" : "; ") + type + ": " + layers;
+  return out;
 }
 
 ModelConfig ModelConfig::encoder_config() const {
@@ -110,6 +162,16 @@ std::string ModelConfig::to_json() const {
   if (mlm_head) j["mlm_head"] = true;
   if (clip_qkv != 0.0) j["clip_qkv"] = clip_qkv;
   if (qk_norm != QkNorm::None) j["qk_norm"] = to_string(qk_norm);
+  if (!layer_schemes.empty()) {
+    auto& types = j["layer_types"] = nlohmann::ordered_json::array();
+    auto& layers = j["layer_schemes"] = nlohmann::ordered_json::array();
+    for (int64_t l = 0; l < n_layers; ++l) {
+      const auto& s = layer_schemes[static_cast<size_t>(l)];
+      types.push_back(layer_type(l));
+      layers.push_back({{"sliding_window", s.sliding_window},
+                        {"position_encoding", nlohmann::ordered_json::parse(components_json(s.pe_components))}});
+    }
+  }
   if (encoder_decoder()) {
     j["n_encoder_layers"] = n_encoder_layers;
     j["decoder_start_token_id"] = decoder_start_token_id;

@@ -18,12 +18,24 @@ enum class Activation { SiLU, GeluNew, GeluExact, ReLU };
 /// Pre: x + attn(norm1(x)), then + mlp(norm2(.)) (GPT-2, Llama, BLOOM, MPT; parallel_residual
 /// variant for NeoX/Phi). Post: norm1(x + attn(x)), then norm2(. + mlp(.)) (BERT, RoBERTa).
 /// SublayerOutput: x + norm1(attn(x)), then + norm2(mlp(.)) — the norms on the sublayers'
-/// outputs, none on their inputs (OLMo 2, Olmo2DecoderLayer).
-enum class NormPlacement { Pre, Post, SublayerOutput };
+/// outputs, none on their inputs (OLMo 2, Olmo2DecoderLayer). Sandwich: both, x +
+/// post1(attn(norm1(x))), then + post2(mlp(norm2(.))) (Gemma 2/3, Gemma3DecoderLayer; the
+/// post norms are LayerWeights::attn_post_norm / mlp_post_norm).
+enum class NormPlacement { Pre, Post, SublayerOutput, Sandwich };
 /// RMSNorm of q and k after their projections, before RoPE (config.norm_eps, weights
 /// LayerWeights::q_norm / k_norm): PerHead over each head's d_head values (Qwen3, Gemma 3: HF
 /// `q_norm`/`k_norm` of size head_dim); Whole over the whole projection, n_heads·d_head (OLMo 2).
 enum class QkNorm { None, PerHead, Whole };
+
+/// One layer's attention where the layers of a model differ (Gemma 3's local and global
+/// layers, SmolLM3's and Cohere 2's NoPE layers): its key window and its position encoding.
+/// Everything else about the layer is the model's.
+struct LayerScheme {
+  int64_t sliding_window = 0;  ///< 0: every key the mask allows; else keys with i − j < window
+  /// The layer's position encoding as components; empty: NoPE (position only through the mask).
+  std::vector<PositionComponentSpec> pe_components;
+};
+
 struct ModelConfig {
   std::string format;        ///< "llama2.c", "huggingface", ...
   std::string architecture;  ///< "llama2.c", "LlamaForCausalLM", "GPT2LMHeadModel", ...
@@ -73,6 +85,11 @@ struct ModelConfig {
   double clip_qkv = 0.0;
   /// q/k normalisation (QkNorm above); None for the families before 2024.
   QkNorm qk_norm = QkNorm::None;
+  /// Per-layer attention schemes, n_layers of them (decoder-only models), or empty when every
+  /// layer has the sliding_window and pe_components above. With schemes, sliding_window and
+  /// pe_components above are the model's global layers' (what the embedding and the
+  /// model-wide views read); each layer attends by its own scheme (layer_config).
+  std::vector<LayerScheme> layer_schemes;
   /// > 0: an encoder–decoder model (T5) with this many encoder layers; n_layers counts the
   /// decoder's. The encoder is bidirectional, the decoder causal with cross-attention.
   int64_t n_encoder_layers = 0;
@@ -107,6 +124,15 @@ struct ModelConfig {
   /// What the decoder's cross-attention runs with: bidirectional over the encoder's keys, no
   /// sliding window.
   ModelConfig cross_attention_config() const;
+  /// Layer `l`'s config: this one with the layer's sliding_window and pe_components (and no
+  /// layer_schemes); this one itself for a model without schemes. Throws std::out_of_range
+  /// for l outside [0, layer_schemes.size()) when there are schemes.
+  ModelConfig layer_config(int64_t l) const;
+  /// Layer `l`'s type as the views label it: "NoPE" (no position encoding on a model that has
+  /// one elsewhere), "local 4096" (a sliding window of 4096 keys) or "global".
+  std::string layer_type(int64_t l) const;
+  /// True when the layers differ (layer_schemes non-empty).
+  bool per_layer_schemes() const { return !layer_schemes.empty(); }
   /// The whole config as a JSON object string (written into HDF5 attributes and shown by info);
   /// for a PosLens-format model its config.json, which loads again.
   std::string to_json() const;
@@ -117,5 +143,8 @@ const char* to_string(MlpType);
 const char* to_string(QkNorm);
 const char* to_string(Activation);
 const char* to_string(NormPlacement);
+/// The layer types of `c` with their layers, as `info` prints them: "local 512: 0-4, 6-10;
+/// global: 5, 11" (runs of consecutive layers joined); empty for a model without schemes.
+std::string layer_types_summary(const ModelConfig& c);
 
 }  // namespace poslens

@@ -23,6 +23,9 @@ struct LayerWeights {
   /// [n_kv_heads*d_head] (Whole); undefined without q/k norm.
   at::Tensor q_norm, k_norm;
   at::Tensor mlp_norm, mlp_norm_bias;    ///< [d_model]
+  /// NormPlacement::Sandwich's norms on the sublayers' outputs (Gemma 2/3
+  /// post_attention_layernorm, post_feedforward_layernorm), [d_model]; else undefined.
+  at::Tensor attn_post_norm, mlp_post_norm;
   at::Tensor w_gate, b_gate;             ///< [d_mlp, d_model], [d_mlp] (gated MLP only)
   at::Tensor w_up, b_up;                 ///< [d_mlp, d_model], [d_mlp]
   at::Tensor w_down, b_down;             ///< [d_model, d_mlp], [d_model]

@@ -68,7 +68,8 @@ int64_t parameter_count(const ModelWeights& w) {
     for (auto f : {&LayerWeights::attn_norm, &LayerWeights::attn_norm_bias, &LayerWeights::w_q,
                    &LayerWeights::b_q, &LayerWeights::w_k, &LayerWeights::b_k, &LayerWeights::w_v,
                    &LayerWeights::b_v, &LayerWeights::w_o, &LayerWeights::b_o, &LayerWeights::q_norm, &LayerWeights::k_norm,
-                   &LayerWeights::mlp_norm, &LayerWeights::mlp_norm_bias, &LayerWeights::w_gate, &LayerWeights::b_gate,
+                   &LayerWeights::mlp_norm, &LayerWeights::mlp_norm_bias, &LayerWeights::attn_post_norm,
+                   &LayerWeights::mlp_post_norm, &LayerWeights::w_gate, &LayerWeights::b_gate,
                    &LayerWeights::w_up, &LayerWeights::b_up, &LayerWeights::w_down,
                    &LayerWeights::b_down, &LayerWeights::cross_norm, &LayerWeights::cross_norm_bias,
                    &LayerWeights::w_cq, &LayerWeights::w_ck, &LayerWeights::w_cv, &LayerWeights::w_co})

@@ -188,6 +188,16 @@ at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& 
     p.emit(HookKind::ResidPost, l, resid_post);
     return resid_post;
   }
+  if (c.norm_placement == NormPlacement::Sandwich) {
+    // Gemma 2/3: x = x + post1(attn(norm1(x))); x = x + post2(mlp(norm2(x))).
+    const auto attn_out = attention(p, l, self_attention(w), norm(c, x, w.attn_norm, w.attn_norm_bias));
+    const auto resid_mid = x + norm(c, attn_out, w.attn_post_norm, {});
+    p.emit(HookKind::ResidMid, l, resid_mid);
+    const auto mlp_out = mlp(p, l, w, norm(c, resid_mid, w.mlp_norm, w.mlp_norm_bias));
+    const auto resid_post = resid_mid + norm(c, mlp_out, w.mlp_post_norm, {});
+    p.emit(HookKind::ResidPost, l, resid_post);
+    return resid_post;
+  }
   auto resid_mid = x + attention(p, l, self_attention(w), norm(c, x, w.attn_norm, w.attn_norm_bias));
   p.emit(HookKind::ResidMid, l, resid_mid);
   if (cross) {  // T5 decoder: the encoder's output read through the cross-attention
@@ -214,7 +224,8 @@ at::Tensor head_input(const Pass& p, const ModelWeights& w, const at::Tensor& x)
 
 QkInputNorm attention_input_norm(const ModelConfig& c, const ModelWeights& w, int l) {
   const auto& layer = w.layers.at(static_cast<size_t>(l));
-  if (c.norm_placement == NormPlacement::Pre) return {layer.attn_norm, layer.attn_norm_bias, true};
+  if (c.norm_placement == NormPlacement::Pre || c.norm_placement == NormPlacement::Sandwich)
+    return {layer.attn_norm, layer.attn_norm_bias, true};
   if (l == 0 && c.embed_norm) return {w.embed_norm, w.embed_norm_bias, true};
   return {};
 }

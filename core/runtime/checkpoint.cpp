@@ -2,11 +2,14 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -205,6 +208,19 @@ std::string describe(const LoadedModel& loaded) {
       << "format:            " << loaded.format << "\n"
       << "architecture:      " << c.architecture << "\n"
       << "position encoding: " << loaded.model->position_encoding().describe() << "\n";
+  if (c.per_layer_schemes()) {
+    out << "layer types:       " << layer_types_summary(c) << "\n";
+    // Each distinct encoding of the layers, with the layers that use it.
+    std::vector<std::pair<std::string, std::string>> encodings;
+    for (int l = 0; l < c.n_layers; ++l) {
+      const auto d = loaded.model->position_encoding(l).describe();
+      auto it = std::find_if(encodings.begin(), encodings.end(), [&](const auto& e) { return e.first == d; });
+      if (it == encodings.end()) it = encodings.insert(encodings.end(), {d, ""});
+      it->second += (it->second.empty() ? "" : ", ") + std::to_string(l);
+    }
+    for (const auto& [encoding, layers] : encodings)
+      out << "  layers " << layers << ": " << encoding << "\n";
+  }
   if (c.encoder_decoder())
     out << "encoder position:  " << loaded.model->encoder_position_encoding().describe() << "\n"
         << "n_encoder_layers:  " << c.n_encoder_layers << " (bidirectional; the decoder's below, with cross-attention)\n";
@@ -225,6 +241,8 @@ std::string describe(const LoadedModel& loaded) {
   if (!c.causal) out << ", bidirectional (not causal)";
   if (c.norm_placement == NormPlacement::Post) out << ", post-norm";
   if (c.norm_placement == NormPlacement::SublayerOutput) out << ", norms on the sublayer outputs";
+  if (c.norm_placement == NormPlacement::Sandwich) out << ", sandwich norms (before and after each sublayer)";
+  if (c.attn_scale != 0.0) out << ", softmax scale " << c.attn_scale;
   if (c.mlm_head) out << ", masked-LM head";
   out << "\n"
       << "parameters:        " << loaded.n_params << "\n"

@@ -23,6 +23,11 @@ Transformer::Transformer(ModelConfig config, ModelWeights weights)
                 std::to_string(config_.n_layers));
   if (!weights_.unembed.defined()) weights_.unembed = weights_.tok_embed;  // tied
   position_ = make_components_encoding(config_.pe_components, config_.position_context(), weights_.pe);
+  for (int64_t l = 0; l < static_cast<int64_t>(config_.layer_schemes.size()); ++l) {
+    layer_configs_.push_back(config_.layer_config(l));
+    layer_positions_.push_back(
+        make_components_encoding(layer_configs_.back().pe_components, config_.position_context(), weights_.pe));
+  }
   if (config_.encoder_decoder()) {
     if (static_cast<int64_t>(weights_.encoder_layers.size()) != config_.n_encoder_layers)
       throw Error("model weights have " + std::to_string(weights_.encoder_layers.size()) +
@@ -33,19 +38,34 @@ Transformer::Transformer(ModelConfig config, ModelWeights weights)
   }
 }
 
+const PositionEncoding& Transformer::position_encoding(int layer) const {
+  if (layer < 0 || layer >= config_.n_layers)
+    throw Error("layer " + std::to_string(layer) + " is out of range (the model has " + std::to_string(config_.n_layers) + ")");
+  return layer_positions_.empty() ? *position_ : *layer_positions_[static_cast<size_t>(layer)];
+}
+
+const ModelConfig& Transformer::layer_config(int layer) const {
+  if (layer < 0 || layer >= config_.n_layers)
+    throw Error("layer " + std::to_string(layer) + " is out of range (the model has " + std::to_string(config_.n_layers) + ")");
+  return layer_configs_.empty() ? config_ : layer_configs_[static_cast<size_t>(layer)];
+}
+
 c10::Device Transformer::device() const { return weights_.tok_embed.device(); }
 c10::ScalarType Transformer::dtype() const { return weights_.tok_embed.scalar_type(); }
 
 namespace {
 
 /// The hook points of one stack of `n_layers` blocks, in forward order (`cross`: a decoder whose
-/// layers have cross-attention after their self-attention).
-void stack_points(std::vector<HookPoint>& points, HookStack stack, int64_t n_layers, const PositionEncoding& pe,
-                  bool cross) {
+/// layers have cross-attention after their self-attention). `pe` is the stack's encoding,
+/// `layer_pe(l)` layer l's (they differ with per-layer schemes).
+template <class LayerEncoding>
+void stack_points(std::vector<HookPoint>& points, HookStack stack, int64_t n_layers, const PositionEncoding& stack_pe,
+                  const LayerEncoding& layer_pe, bool cross) {
   points.push_back({HookKind::Embed, -1, stack});
-  if (pe.has_pe_state()) points.push_back({HookKind::PeState, -1, stack});
-  if (pe.has_input_term()) points.push_back({HookKind::PosEmbed, -1, stack});
+  if (stack_pe.has_pe_state()) points.push_back({HookKind::PeState, -1, stack});
+  if (stack_pe.has_input_term()) points.push_back({HookKind::PosEmbed, -1, stack});
   for (int l = 0; l < n_layers; ++l) {
+    const PositionEncoding& pe = layer_pe(l);
     for (auto kind : {HookKind::ResidPre, HookKind::Q, HookKind::K, HookKind::V}) points.push_back({kind, l, stack});
     if (pe.rotates()) {
       points.push_back({HookKind::RotQ, l, stack});
@@ -72,10 +92,13 @@ void stack_points(std::vector<HookPoint>& points, HookStack stack, int64_t n_lay
 std::vector<HookPoint> Transformer::hook_points() const {
   std::vector<HookPoint> points;
   if (config_.encoder_decoder()) {
-    stack_points(points, HookStack::Encoder, config_.n_encoder_layers, *encoder_position_, false);
-    stack_points(points, HookStack::Decoder, config_.n_layers, *position_, true);
+    const auto encoder = [this](int) -> const PositionEncoding& { return *encoder_position_; };
+    const auto decoder = [this](int) -> const PositionEncoding& { return *position_; };
+    stack_points(points, HookStack::Encoder, config_.n_encoder_layers, *encoder_position_, encoder, false);
+    stack_points(points, HookStack::Decoder, config_.n_layers, *position_, decoder, true);
   } else {
-    stack_points(points, HookStack::Blocks, config_.n_layers, *position_, false);
+    const auto layer = [this](int l) -> const PositionEncoding& { return position_encoding(l); };
+    stack_points(points, HookStack::Blocks, config_.n_layers, *position_, layer, false);
   }
   points.push_back({HookKind::Logits, -1});
   return points;
@@ -137,7 +160,14 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
     sink.begin(B, T);
     auto x = blocks::embedding(pass, weights_, ids, token_types);
     for (int l = 0; l < c.n_layers; ++l) {
-      x = blocks::layer(pass, l, weights_.layers[static_cast<size_t>(l)], x);
+      const auto& w = weights_.layers[static_cast<size_t>(l)];
+      if (layer_configs_.empty()) {
+        x = blocks::layer(pass, l, w, x);
+      } else {  // this layer's window and encoding (Gemma 3 local/global, SmolLM3 NoPE layers)
+        const blocks::Pass own{layer_config(l), position_encoding(l), sink, pass.positions, block_sizes, B, T,
+                               HookStack::Blocks, offset};
+        x = blocks::layer(own, l, w, x);
+      }
       sink.layer_done(l);
       if (progress && !progress(l + 1, static_cast<int>(c.n_layers))) throw Cancelled();
     }

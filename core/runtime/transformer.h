@@ -68,8 +68,15 @@ class Transformer {
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
-  /// The position encoding (an encoder–decoder model's decoder's).
+  /// The position encoding (an encoder–decoder model's decoder's). For a model whose layers
+  /// differ (ModelConfig::layer_schemes) the global layers' one; position_encoding(layer) is
+  /// each layer's.
   const PositionEncoding& position_encoding() const { return *position_; }
+  /// Layer `layer`'s position encoding (a NoPE layer's encodes nothing) and config
+  /// (ModelConfig::layer_config: its sliding window and components): the model's own for a
+  /// model without per-layer schemes. Throws poslens::Error for a layer out of range.
+  const PositionEncoding& position_encoding(int layer) const;
+  const ModelConfig& layer_config(int layer) const;
   /// An encoder–decoder model's encoder position encoding (bidirectional); else position_encoding().
   const PositionEncoding& encoder_position_encoding() const {
     return encoder_position_ ? *encoder_position_ : *position_;
@@ -132,6 +139,9 @@ class Transformer {
   ModelWeights weights_;
   std::unique_ptr<PositionEncoding> position_;  ///< the decoder's for an encoder–decoder model
   std::unique_ptr<PositionEncoding> encoder_position_, no_position_;  ///< encoder; cross-attention
+  /// Per-layer schemes only: each layer's config and encoding (n_layers each); empty otherwise.
+  std::vector<ModelConfig> layer_configs_;
+  std::vector<std::unique_ptr<PositionEncoding>> layer_positions_;
 };
 
 }  // namespace poslens

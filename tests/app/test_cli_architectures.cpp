@@ -91,9 +91,9 @@ TEST(CliArchitectures, QkNormModelsRunTheRotaryAnalyses) {
 }
 
 // Writing them as LlamaForCausalLM would drop their q/k norm (and OLMo 2's norm placement).
-TEST(CliArchitectures, ConvertRefusesQkNormModels) {
+TEST(CliArchitectures, ConvertRefusesModelsLlamaCannotHold) {
   REQUIRE_CLI();
-  for (const char* name : {"qwen3", "olmo2"}) {
+  for (const char* name : {"qwen3", "olmo2", "smollm3"}) {  // q/k norms, norm placement, NoPE layers
     const auto out = test::scratch_dir() / (std::string(name) + "-as-llama");
     const auto r = cli("convert " + model(name) + " --out " + q(out));
     EXPECT_EQ(r.code, 1) << name << ": " << r.output;
@@ -115,7 +115,8 @@ TEST(CliArchitectures, InfoNamesEachFamily) {
            {"bloom", "BloomForCausalLM"}, {"mpt", "MptForCausalLM"}, {"bert", "BertForMaskedLM"},
            {"roberta", "RobertaForMaskedLM"}, {"t5", "T5ForConditionalGeneration"},
            {"nanogpt/ckpt.pt", "nanoGPT"}, {"tl_nanogpt", "HookedTransformer"},
-           {"qwen3", "q/k RMSNorm per head"}, {"olmo2", "norms on the sublayer outputs"}}) {
+           {"qwen3", "q/k RMSNorm per head"}, {"olmo2", "norms on the sublayer outputs"},
+           {"gemma3", "local 4: 0-4; global: 5"}, {"smollm3", "global: 0-2; NoPE: 3"}}) {
     const auto r = cli("info " + model(name));
     ASSERT_EQ(r.code, 0) << name << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr(expected));

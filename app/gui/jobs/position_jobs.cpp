@@ -52,9 +52,9 @@ Work positions_job(const RunInput& input, int layer, int head, int cells, int pr
   return [input, layer, head, cells, probe_samples](WorkerContext& ctx) -> std::any {
     const auto& loaded = ctx.model();
     const auto& cfg = loaded.model->config();
-    const auto& pe = loaded.model->position_encoding();
     if (layer < 0 || layer >= cfg.n_layers || head < 0 || head >= cfg.n_heads)
       throw Error("no layer " + std::to_string(layer) + ", head " + std::to_string(head));
+    const auto& pe = loaded.model->position_encoding(layer);
     const auto& progress = ctx.progress();
     const auto& s = ctx.attention(input, progress.part(0, 0.2, "forward"));
     const int64_t T = static_cast<int64_t>(s.ids.size());
@@ -68,7 +68,7 @@ Work positions_job(const RunInput& input, int layer, int head, int cells, int pr
                              });
     const auto& logits = *std::any_cast<std::shared_ptr<const PositionOnlyLogits>>(entry);
 
-    const LayerAttention attention(cfg, pe, s.layers[static_cast<size_t>(layer)], head, 1);
+    const LayerAttention attention(loaded.model->layer_config(layer), pe, s.layers[static_cast<size_t>(layer)], head, 1);
     BlockRequest what;
     what.pattern = true;
     what.position = logits.needs_position_term();

@@ -1,7 +1,7 @@
-// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3 and OLMo 2 checkpoints in
-// tests/data/models/ against the expected values their own reference code produced (HF
+// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 3 and SmolLM3 checkpoints
+// in tests/data/models/ against the expected values their own reference code produced (HF
 // transformers' modeling_bloom, modeling_mpt, modeling_bert, modeling_roberta, modeling_qwen3,
-// modeling_olmo2; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
+// modeling_olmo2, modeling_gemma3, modeling_smollm3; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
 // patterns captured (blocked attention) and without any map (LibTorch 2.x: the fused kernel).
 // On CUDA (suite Gpu, `ctest -L gpu`) the same in float32, and bfloat16 logits within bf16's
 // precision.
@@ -10,11 +10,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/error.h"
 #include "core/formats/safetensors.h"
 #include "core/position/alibi.h"
 #include "core/runtime/checkpoint.h"
@@ -103,7 +107,7 @@ TEST(ArchReference, Olmo2SublayerOutputNormsAndWholeProjectionQkNorm) {
 // The analyses' q and k (Transformer::qk_projections, read by the probe, the frequency
 // analyses and the recomputed maps) are the forward's hook_q / hook_k, q/k norm included.
 TEST(ArchReference, QkProjectionsOfQkNormModelsAreTheForwardsQAndK) {
-  for (const char* name : {"qwen3", "olmo2"}) {
+  for (const char* name : {"qwen3", "olmo2", "gemma3"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     const auto& model = *loaded.model;
@@ -123,17 +127,21 @@ TEST(ArchReference, QkProjectionsOfQkNormModelsAreTheForwardsQAndK) {
   }
 }
 
-/// The qwen3 case's config.json with `key` set to `value`, in a scratch folder with its weights.
-fs::path qwen3_with(const std::string& key, const nlohmann::json& value) {
-  const auto dir = test::scratch_dir() / ("qwen3-" + key);
+/// The `case` folder's config.json edited by `edit`, in a scratch folder with its weights.
+fs::path case_with(const std::string& name, const std::string& tag, const std::function<void(nlohmann::json&)>& edit) {
+  const auto dir = test::scratch_dir() / (name + "-" + tag);
   fs::create_directories(dir);
-  fs::copy_file(case_dir("qwen3") / "model.safetensors", dir / "model.safetensors",
-                fs::copy_options::overwrite_existing);
-  std::ifstream in(case_dir("qwen3") / "config.json");
+  fs::copy_file(case_dir(name) / "model.safetensors", dir / "model.safetensors", fs::copy_options::overwrite_existing);
+  std::ifstream in(case_dir(name) / "config.json");
   auto j = nlohmann::json::parse(in);
-  j[key] = value;
+  edit(j);
   std::ofstream(dir / "config.json") << j.dump();
   return dir;
+}
+
+/// The qwen3 case's config.json with `key` set to `value`.
+fs::path qwen3_with(const std::string& key, const nlohmann::json& value) {
+  return case_with("qwen3", key, [&](nlohmann::json& j) { j[key] = value; });
 }
 
 TEST(ArchReference, Qwen3SlidingLayersAreRefusedAndScalingInRopeParametersIsRead) {
@@ -144,6 +152,89 @@ TEST(ArchReference, Qwen3SlidingLayersAreRefusedAndScalingInRopeParametersIsRead
   const auto loaded = load_checkpoint(linear.string(), {"cpu", "float32", ""});
   EXPECT_THAT(loaded.model->config().pe_components.at(0).params_json, HasSubstr("\"rope_type\":\"linear\""));
   EXPECT_THAT(loaded.model->position_encoding().describe(), HasSubstr("linear"));
+}
+
+// Gemma 3 text (transformers 5.17, make_arch_reference_recent.py): layers 0-4 local (a window
+// of 4 keys, RoPE base 100), layer 5 global (base 10000, linear ×2), q/k RMSNorm per head,
+// sandwich norms, query_pre_attn_scalar 10.
+TEST(ArchReference, Gemma3LocalAndGlobalLayersWithTheirOwnRopeBases) {
+  expect_parity("gemma3", case_dir("gemma3"));
+  const auto loaded = load_checkpoint(case_dir("gemma3").string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  const auto& c = model.config();
+  ASSERT_EQ(c.layer_schemes.size(), 6u);
+  EXPECT_EQ(c.layer_type(0), "local 4");
+  EXPECT_EQ(c.layer_type(5), "global");
+  EXPECT_EQ(layer_types_summary(c), "local 4: 0-4; global: 5");
+  EXPECT_EQ(model.layer_config(2).sliding_window, 4);
+  EXPECT_EQ(model.layer_config(5).sliding_window, 0);
+  EXPECT_THAT(model.position_encoding(0).describe(), HasSubstr("rope_theta=100)"));
+  EXPECT_THAT(model.position_encoding(5).describe(), HasSubstr("rope_theta=10000, rope_scaling=linear x2"));
+  EXPECT_NEAR(c.attention_scale(), 1.0 / std::sqrt(10.0), 1e-12);
+  EXPECT_THAT(describe(loaded), HasSubstr("layer types:       local 4: 0-4; global: 5"));
+  EXPECT_THAT(describe(loaded), HasSubstr("sandwich norms"));
+  EXPECT_THAT(c.to_json(), HasSubstr(R"("layer_types":["local 4","local 4","local 4","local 4","local 4","global"])"));
+}
+
+// The Hub's Gemma 3 configs predate layer_types and rope_parameters: sliding_window_pattern,
+// rope_local_base_freq, rope_theta and rope_scaling say the same thing.
+TEST(ArchReference, Gemma3HubConfigWithoutLayerTypesLoadsTheSameModel) {
+  const auto dir = case_with("gemma3", "hub", [](nlohmann::json& j) {
+    j.erase("layer_types");
+    j.erase("rope_parameters");
+    j.erase("_sliding_window_pattern");
+    j["sliding_window_pattern"] = 6;
+    j["rope_local_base_freq"] = 100.0;
+    j["rope_theta"] = 10000.0;
+    j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
+  });
+  expect_parity("gemma3", dir);
+  const auto capped = case_with("gemma3", "softcap", [](nlohmann::json& j) { j["attn_logit_softcapping"] = 50.0; });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(capped.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("attn_logit_softcapping is set; logit soft-capping is not supported yet"));
+  const auto short_types = case_with("gemma3", "types", [](nlohmann::json& j) { j["layer_types"] = {"full_attention"}; });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(short_types.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("layer_types has 1 entries for 6 layers"));
+}
+
+// SmolLM3 (transformers 5.17): RoPE on layers 0-2, none on layer 3 (no_rope_layers [1,1,1,0]).
+TEST(ArchReference, SmolLM3NopeLayerBesideRopeLayers) {
+  expect_parity("smollm3", case_dir("smollm3"));
+  const auto loaded = load_checkpoint(case_dir("smollm3").string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  EXPECT_EQ(layer_types_summary(model.config()), "global: 0-2; NoPE: 3");
+  EXPECT_TRUE(model.position_encoding(0).rotates());
+  EXPECT_FALSE(model.position_encoding(3).rotates());
+  EXPECT_TRUE(model.position_encoding().rotates());  // the model's (global layers') encoding
+  // The NoPE layer has no rotated q/k hooks; the RoPE layers have them.
+  const auto points = model.hook_points();
+  const auto has = [&](HookKind kind, int layer) {
+    return std::any_of(points.begin(), points.end(), [&](const HookPoint& p) { return p.kind == kind && p.layer == layer; });
+  };
+  EXPECT_TRUE(has(HookKind::RotQ, 2));
+  EXPECT_FALSE(has(HookKind::RotQ, 3));
+  EXPECT_TRUE(has(HookKind::Pattern, 3));
+  EXPECT_THROW(model.position_encoding(4), Error);
+}
+
+// Per-layer windows and encodings hold in small attention blocks too (POSLENS_ATTENTION_BLOCKS=3,5:
+// windows cut across query blocks and key chunks).
+TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
+  for (const char* name : {"gemma3", "smollm3"}) {
+    const Reference ref(name);
+    const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
+    Captures captures;
+    CaptureSink sink(CaptureSpec({"blocks.*.attn.hook_pattern"}), captures);
+    ForwardOptions options;
+    options.blocking.query_rows = 3;
+    options.blocking.key_chunk = 5;
+    c10::InferenceMode guard;
+    const auto logits = loaded.model->forward(ref.ids(), sink, {}, options).cpu();
+    EXPECT_TRUE(torch::allclose(logits, ref["logits"], 0, 1e-4)) << name;
+    for (int l = 0; l < loaded.model->config().n_layers; ++l)
+      EXPECT_TRUE(torch::allclose(captures.find({HookKind::Pattern, l}).cpu(), ref["attentions." + std::to_string(l)], 0, 1e-5))
+          << name << " layer " << l;
+  }
 }
 
 TEST(ArchReference, MptAlibiAndClipQkv) {
