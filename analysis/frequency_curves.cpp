@@ -45,8 +45,9 @@ FrequencyCurves probe_curves(const ProbeResult& p, int layer, int head,
   c.T = p.T;
   c.L = p.L;
   c.kept_components = p.kept_components;
-  c.theta = to_vector(p.theta);
-  c.activated = to_bools(p.activated);
+  const auto [theta, activated] = layer_theta(p, layer);  // the layer's own θ_c (Gemma 3's local base)
+  c.theta = to_vector(theta);
+  c.activated = to_bools(activated);
   const auto scores = head < 0 ? p.scores[layer].mean(0) : p.scores[layer][head];
   const auto comps = head < 0 ? p.components[layer].mean(0) : p.components[layer][head];
   c.scores = to_vector(scores);

@@ -49,6 +49,8 @@ void add_probe(Datasets& d, std::vector<std::pair<std::string, Attributes>>& gro
   add(d, g, "vaf", p.vaf, {"layer", "component"});
   add(d, g, "vaf_per_head", p.vaf_per_head, {"layer", "head", "component"});
   add_frequencies(d, g, p.theta, p.activated);
+  add(d, g, "theta_per_layer", p.theta_per_layer, {"layer", "component"});
+  add(d, g, "activated_per_layer", p.activated_per_layer, {"layer", "component"});
   add(d, g, "tokens", torch::tensor(p.tokens, torch::kLong), {"sample"});
   groups.push_back({g,
                     {{"T", p.T},
@@ -152,7 +154,10 @@ void check_probe(const Hdf5Reader& file, const std::string& group, const ProbeRe
       p.vaf.dim() != 2 || p.vaf.size(0) != s.size(0) || p.vaf.size(1) != C || !like_scores(p.scores_std) ||
       !like_scores(p.remainder) || !like_scores(p.position_terms) ||
       (p.vaf_per_head.defined() &&
-       p.vaf_per_head.sizes() != at::IntArrayRef({s.size(0), s.size(1), C})))
+       p.vaf_per_head.sizes() != at::IntArrayRef({s.size(0), s.size(1), C})) ||
+      p.theta_per_layer.defined() != p.activated_per_layer.defined() ||
+      (p.theta_per_layer.defined() && (p.theta_per_layer.sizes() != at::IntArrayRef({s.size(0), C}) ||
+                                       p.activated_per_layer.sizes() != p.theta_per_layer.sizes())))
     throw inconsistent(file, group);
 }
 
@@ -170,6 +175,9 @@ ProbeResult read_probe_hdf5(const Hdf5Reader& file) {
   p.vaf = file.read(g + "/vaf").to(torch::kFloat32);
   p.vaf_per_head = optional(file, g + "/vaf_per_head");
   read_frequencies(file, g, p.theta, p.activated);
+  if (file.exists(g + "/theta_per_layer")) p.theta_per_layer = file.read(g + "/theta_per_layer").to(torch::kDouble);
+  if (file.exists(g + "/activated_per_layer"))
+    p.activated_per_layer = file.read(g + "/activated_per_layer").to(torch::kBool);
   if (file.exists(g + "/tokens")) p.tokens = int64_list(file.read(g + "/tokens"));
   p.T = file.int_attribute(g, "T", p.scores.dim() == 3 ? p.scores.size(2) : 0);
   p.n_samples = file.int_attribute(g, "n_samples");

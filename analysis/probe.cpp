@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <limits>
 #include <random>
+#include <stdexcept>
 
 #include "analysis/rope_frequencies.h"
 #include "core/base/compute_setup.h"
@@ -120,6 +121,13 @@ class ProbeSink : public HookSink {
 };
 
 }  // namespace
+
+std::pair<at::Tensor, at::Tensor> layer_theta(const ProbeResult& p, int64_t layer) {
+  if (!p.theta_per_layer.defined()) return {p.theta, p.activated};
+  if (layer < 0 || layer >= p.theta_per_layer.size(0))
+    throw std::out_of_range("layer " + std::to_string(layer) + " is outside the probe");
+  return {p.theta_per_layer[layer], p.activated_per_layer[layer]};
+}
 
 int64_t training_length(const ModelConfig& config) {
   if (!config.training_json.empty()) {
@@ -246,6 +254,12 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
   if (has_remainder) r.remainder = (rem_sum / n).to(torch::kCPU, torch::kFloat);
   if (has_position) r.position_terms = (pos_sum / n).to(torch::kCPU, torch::kFloat);
   if (options.per_component) compute_probe_vaf(r);
+  if (cfg.per_layer_schemes() && rotary) {  // each layer's own θ_c: Gemma 3's two bases, NoPE rows 0
+    r.theta_per_layer = torch::zeros({NL, C}, torch::kDouble);
+    for (int64_t l = 0; l < NL; ++l)
+      if (const auto& own = layer_rotary[static_cast<size_t>(l)]) r.theta_per_layer[l].copy_(effective_theta(*own));
+    r.activated_per_layer = r.L > 0 ? activated_components(r.theta_per_layer, r.L) : torch::zeros({NL, C}, torch::kBool);
+  }
   // The batches' blocks are free now: hand them back, so that the caller's next phase (a
   // position map's own forward pass) does not add its working memory on top of them.
   sums = {};

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -52,15 +53,23 @@ struct ProbeResult {
   at::Tensor components;
   at::Tensor remainder;       ///< [layer, head, key_pos]: unrotated dims; undefined when none
   at::Tensor position_terms;  ///< [layer, head, key_pos]: hook_pos_scores' row; undefined when none
-  /// float64 [component]: effective θ_c (0 past HoPE's cut) — of the model's global layers
-  /// when its layers differ (a local layer's own θ_c are not in the result yet).
+  /// float64 [component]: effective θ_c (0 past HoPE's cut); of the model-wide encoding (the
+  /// global layers') when the layers differ.
   at::Tensor theta;
   at::Tensor activated;       ///< bool [component]: π/L < θ_c < 2π/L
+  /// Models whose layers differ (ModelConfig::layer_schemes): each layer's own θ_c, float64
+  /// [layer, component] (zeros for a NoPE layer), and its activated band, bool [layer,
+  /// component]. Undefined when every layer rotates by `theta`. Read through layer_theta().
+  at::Tensor theta_per_layer, activated_per_layer;
   /// VAF (%) of each component curve for the head-mean curve, float32 [layer, component], and
   /// per head, [layer, head, component]; NaN where the curve is flat. Undefined without
   /// ProbeOptions::per_component.
   at::Tensor vaf, vaf_per_head;
 };
+
+/// Layer `layer`'s θ_c and activated band: theta_per_layer's row where the layers differ,
+/// else theta / activated. Throws std::out_of_range for a layer outside the result.
+std::pair<at::Tensor, at::Tensor> layer_theta(const ProbeResult& p, int64_t layer);
 
 /// The training length L of a model: the "length" of its PosLens training record, else n_ctx
 /// (llama2.c seq_len, HF max_position_embeddings). 0 when unknown.

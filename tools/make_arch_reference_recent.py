@@ -86,6 +86,38 @@ def case_gemma3(out: str) -> None:
     save(out, "gemma3", model, ids)
 
 
+def case_gemma2(out: str) -> None:
+    """Gemma2ForCausalLM: 4 layers alternating local (window 4) / global, one RoPE base 10000, attention
+    logits soft-capped at 5 and output logits at 3 (small caps, so that tanh bends the random model's
+    logits), sandwich norms, query_pre_attn_scalar 10, GeGLU, tied. T = 13 > the window."""
+    config = transformers.Gemma2Config(
+        vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=12, max_position_embeddings=64, sliding_window=4,
+        query_pre_attn_scalar=10, rms_norm_eps=1e-6, attn_logit_softcapping=5.0, final_logit_softcapping=3.0,
+        tie_word_embeddings=True, bos_token_id=2, pad_token_id=0, eos_token_id=1)
+    config._attn_implementation = "eager"
+    model = transformers.Gemma2ForCausalLM(config).eval()
+    randomize_(model, seed=71)
+    ids = torch.randint(3, 96, (1, 13), generator=torch.Generator().manual_seed(72))
+    save(out, "gemma2", model, ids)
+
+
+def case_cohere2(out: str) -> None:
+    """Cohere2ForCausalLM: 4 layers, layers 0-2 local (window 4, interleaved RoPE base 1000) and layer 3
+    global without RoPE, one bias-free LayerNorm feeding the parallel attention + MLP, logit_scale 0.25,
+    GQA 4/2, tied."""
+    config = transformers.Cohere2Config(
+        vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=64, sliding_window=4, rope_theta=1000.0,
+        logit_scale=0.25, layer_norm_eps=1e-5, tie_word_embeddings=True, bos_token_id=1, pad_token_id=0,
+        eos_token_id=2)
+    config._attn_implementation = "eager"
+    model = transformers.Cohere2ForCausalLM(config).eval()
+    randomize_(model, seed=81)
+    ids = torch.randint(3, 96, (1, 13), generator=torch.Generator().manual_seed(82))
+    save(out, "cohere2", model, ids)
+
+
 def case_smollm3(out: str) -> None:
     """SmolLM3ForCausalLM: 4 layers, RoPE (base 5000) on layers 0-2 and none on layer 3
     (no_rope_layer_interval 4: no_rope_layers [1, 1, 1, 0]), GQA 4/2, tied embeddings."""
@@ -116,7 +148,8 @@ def save(out: str, case: str, model, ids: torch.Tensor) -> None:
     print(f"{case}: logits {tuple(o.logits.shape)}, mean row max {row_max:.2f} -> {d}")
 
 
-CASES = {"qwen3": case_qwen3, "olmo2": case_olmo2, "gemma3": case_gemma3, "smollm3": case_smollm3}
+CASES = {"qwen3": case_qwen3, "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
+         "smollm3": case_smollm3, "cohere2": case_cohere2}
 
 
 def main() -> None:

@@ -87,18 +87,19 @@ void print_vaf(const ProbeResult& p) {
     std::cout << "no rotary components (the model does not rotate q and k): scores only\n";
     return;
   }
-  const auto lambda = wavelengths(p.theta);
   std::cout << "activated band (pi/L, 2pi/L) with L=" << p.L << ": components";
   for (int64_t c = 0; c < p.activated.size(0); ++c)
     if (p.activated[c].item<bool>()) std::cout << " " << c;
-  std::cout << "\n";
+  std::cout << (p.theta_per_layer.defined() ? " (global layers; each layer's own below)\n" : "\n");
   for (int64_t l = 0; l < p.vaf.size(0); ++l) {
+    const auto [theta, activated] = layer_theta(p, l);  // the layer's own θ_c where layers differ
+    const auto lambda = wavelengths(theta);
     const auto v = p.vaf[l].nan_to_num(-1e9);
     const auto order = v.argsort(/*dim=*/0, /*descending=*/true);
     std::cout << "layer " << l << " VAF (head mean), top:";
     for (int64_t i = 0; i < std::min<int64_t>(4, order.size(0)); ++i) {
       const int64_t c = order[i].item<int64_t>();
-      std::cout << "  c" << c << (p.activated[c].item<bool>() ? "*" : "") << " "
+      std::cout << "  c" << c << (activated[c].item<bool>() ? "*" : "") << " "
                 << std::fixed << std::setprecision(1) << p.vaf[l][c].item<float>() << "%"
                 << " (wavelength " << std::setprecision(0) << lambda[c].item<double>() << ")";
     }

@@ -13,7 +13,12 @@
 // layers — every key, rope_parameters.full_attention (`rope_theta` 1e6 and its scaling, e.g.
 // linear ×8 on the 4B–27B models). Also q/k RMSNorm per head (1 + w), sandwich norms
 // (post_attention / pre_feedforward / post_feedforward_layernorm) and the softmax scale
-// query_pre_attn_scalar^-1/2. Soft-capping (Gemma 2) and bidirectional attention are refused.
+// query_pre_attn_scalar^-1/2. Bidirectional attention (EmbeddingGemma) is refused.
+//
+// Gemma 2 (HF Gemma2ForCausalLM, modeling_gemma2): the same sandwich block without q/k norm;
+// local and global layers alternate (layer_types; before it, layer 0 local) with one RoPE base;
+// attention logits soft-capped at attn_logit_softcapping (50) and the output logits at
+// final_logit_softcapping (30): c·tanh(x/c) (Gemma 3 applies them too when its config sets them).
 #include <cmath>
 
 #include "core/models/hf_config.h"
@@ -70,49 +75,55 @@ PositionComponentSpec gemma3_rope(const nlohmann::json& j, const std::string& ty
   return rope_component(holder, hf_rope_theta(holder, 1e4, where), RopePairing::HalfSplit, d_head);
 }
 
-}  // namespace
+/// A soft-cap key (attn_logit_softcapping, final_logit_softcapping): its value, 0 when absent or null.
+double softcap(const nlohmann::json& j, const char* key, const std::string& where) {
+  return j.contains(key) && !j[key].is_null() ? number_or(j, key, 0.0, where) : 0.0;
+}
 
-ModelConfig gemma3_config_from_hf(const nlohmann::json& j, const std::string& where) {
+/// What Gemma 2 and 3 share beyond Gemma 1: sandwich norms, the softmax scale
+/// query_pre_attn_scalar^-1/2, and local / global layers from `layer_types` — or, in configs
+/// written before it, every `sliding_window_pattern`-th layer global (default
+/// `default_pattern`) — each type with its RoPE component.
+ModelConfig gemma_local_global(const nlohmann::json& j, const std::string& arch, int64_t default_pattern,
+                               const PositionComponentSpec& global, const PositionComponentSpec& local,
+                               const std::string& where) {
   ModelConfig c = gemma_config_from_hf(j, where);
-  c.architecture = "Gemma3ForCausalLM";
-  c.n_ctx = int_or(j, "max_position_embeddings", 131072, where);
-  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
-    if (j.contains(key) && !j[key].is_null())
-      throw Error(where + ": " + key + " is set; logit soft-capping is not supported yet");
+  c.architecture = arch;
   if (bool_or(j, "use_bidirectional_attention", false, where))
     throw Error(where + ": use_bidirectional_attention (EmbeddingGemma) is not supported");
   c.norm_placement = NormPlacement::Sandwich;
-  c.qk_norm = QkNorm::PerHead;
   c.attn_scale = 1.0 / std::sqrt(number_or(j, "query_pre_attn_scalar", static_cast<double>(c.d_head), where));
-  std::vector<std::string> types;
-  if (const auto t = j.find("layer_types"); t != j.end() && t->is_array()) {
-    for (const auto& v : *t) types.push_back(v.is_string() ? v.get<std::string>() : std::string("?"));
-  } else {
-    const int64_t pattern = int_or(j, "sliding_window_pattern", 6, where);
-    if (pattern <= 0) throw Error(where + ": sliding_window_pattern must be positive");
-    for (int64_t l = 0; l < c.n_layers; ++l)
-      types.push_back((l + 1) % pattern ? "sliding_attention" : "full_attention");
-  }
-  if (static_cast<int64_t>(types.size()) != c.n_layers)
-    throw Error(where + ": layer_types has " + std::to_string(types.size()) + " entries for " +
-                std::to_string(c.n_layers) + " layers");
   const int64_t window = int_or(j, "sliding_window", 4096, where);
-  const auto global = gemma3_rope(j, "full_attention", c.d_head, where);
-  const auto local = gemma3_rope(j, "sliding_attention", c.d_head, where);
   c.pe_components = {global};
-  for (size_t l = 0; l < types.size(); ++l) {
-    if (types[l] == "full_attention") c.layer_schemes.push_back({0, {global}});
-    else if (types[l] == "sliding_attention") c.layer_schemes.push_back({window, {local}});
-    else throw Error(where + ": layer_types[" + std::to_string(l) + "] \"" + types[l] +
-                     "\" is not supported (supported: full_attention, sliding_attention)");
-  }
+  for (const bool sliding : hf_sliding_layers(j, c.n_layers, default_pattern, where))
+    c.layer_schemes.push_back(sliding ? LayerScheme{window, {local}} : LayerScheme{0, {global}});
+  c.attn_logit_softcap = softcap(j, "attn_logit_softcapping", where);
+  c.final_logit_softcap = softcap(j, "final_logit_softcapping", where);
   return c;
 }
 
-WeightTable gemma3_hf_table(const ModelConfig& c) {
+}  // namespace
+
+ModelConfig gemma2_config_from_hf(const nlohmann::json& j, const std::string& where) {
+  // One RoPE base for both layer types (rope_parameters or rope_theta, default 10000).
+  const auto rope = rope_component(j, hf_rope_theta(j, 10000.0, where), RopePairing::HalfSplit,
+                                   require_int(j, "head_dim", where));
+  return gemma_local_global(j, "Gemma2ForCausalLM", 2, rope, rope, where);
+}
+
+ModelConfig gemma3_config_from_hf(const nlohmann::json& j, const std::string& where) {
+  const int64_t d_head = require_int(j, "head_dim", where);
+  ModelConfig c = gemma_local_global(j, "Gemma3ForCausalLM", 6, gemma3_rope(j, "full_attention", d_head, where),
+                                     gemma3_rope(j, "sliding_attention", d_head, where), where);
+  c.n_ctx = int_or(j, "max_position_embeddings", 131072, where);
+  c.qk_norm = QkNorm::PerHead;
+  return c;
+}
+
+WeightTable gemma_sandwich_hf_table(const ModelConfig& c) {
   WeightTable t = llama_hf_table(c);
   const std::string p = "model.layers.{L}.";
-  for (auto& r : t.rules)  // Llama's second pre-norm is Gemma 3's post-attention norm
+  for (auto& r : t.rules)  // Llama's second pre-norm is Gemma 2/3's post-attention norm
     if (r.pattern == p + "post_attention_layernorm.weight") r.layer_targets = {&LayerWeights::attn_post_norm};
   t.rules.push_back({p + "pre_feedforward_layernorm.weight", {c.d_model}, {&LayerWeights::mlp_norm}});
   t.rules.push_back({p + "post_feedforward_layernorm.weight", {c.d_model}, {&LayerWeights::mlp_post_norm}});
@@ -120,16 +131,22 @@ WeightTable gemma3_hf_table(const ModelConfig& c) {
 }
 
 std::vector<ArchitectureEntry> gemma_architectures() {
+  const auto sandwich_table = [](const ModelConfig& c, const TensorSource&) { return gemma_sandwich_hf_table(c); };
   return {{"GemmaForCausalLM", {"gemma"},
            [](const nlohmann::json& j, const std::string&, const std::string& where) {
              return gemma_config_from_hf(j, where);
            },
            [](const ModelConfig& c, const TensorSource&) { return llama_hf_table(c); }},
+          {"Gemma2ForCausalLM", {"gemma2"},
+           [](const nlohmann::json& j, const std::string&, const std::string& where) {
+             return gemma2_config_from_hf(j, where);
+           },
+           sandwich_table},
           {"Gemma3ForCausalLM", {"gemma3_text"},
            [](const nlohmann::json& j, const std::string&, const std::string& where) {
              return gemma3_config_from_hf(j, where);
            },
-           [](const ModelConfig& c, const TensorSource&) { return gemma3_hf_table(c); }}};
+           sandwich_table}};
 }
 
 }  // namespace poslens::arch

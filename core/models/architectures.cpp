@@ -57,6 +57,28 @@ PositionComponentSpec rope_component(const nlohmann::json& j, double rope_theta,
   return {"rope", params.dump()};
 }
 
+std::vector<bool> hf_sliding_layers(const nlohmann::json& j, int64_t n_layers, int64_t default_pattern,
+                                    const std::string& where) {
+  std::vector<bool> sliding;
+  if (const auto t = j.find("layer_types"); t != j.end() && t->is_array()) {
+    for (size_t l = 0; l < t->size(); ++l) {
+      const auto& v = (*t)[l];
+      if (v != "sliding_attention" && v != "full_attention")
+        throw Error(where + ": layer_types[" + std::to_string(l) + "] " + v.dump() +
+                    " is not supported (supported: full_attention, sliding_attention)");
+      sliding.push_back(v == "sliding_attention");
+    }
+  } else {
+    const int64_t pattern = int_or(j, "sliding_window_pattern", default_pattern, where);
+    if (pattern <= 0) throw Error(where + ": sliding_window_pattern must be positive");
+    for (int64_t l = 0; l < n_layers; ++l) sliding.push_back((l + 1) % pattern != 0);
+  }
+  if (static_cast<int64_t>(sliding.size()) != n_layers)
+    throw Error(where + ": layer_types has " + std::to_string(sliding.size()) + " entries for " +
+                std::to_string(n_layers) + " layers");
+  return sliding;
+}
+
 double hf_rope_theta(const nlohmann::json& j, double fallback, const std::string& where) {
   if (const auto p = j.find("rope_parameters"); p != j.end() && p->is_object() && p->contains("rope_theta"))
     return number_or(*p, "rope_theta", fallback, where + " rope_parameters");
@@ -77,7 +99,7 @@ const std::vector<arch::ArchitectureEntry>& registry() {
     for (auto family : {arch::llama_family_architectures, arch::gpt2_architectures,
                         arch::gpt_neox_architectures, arch::phi_architectures,
                         arch::gemma_architectures, arch::olmo_architectures,
-                        arch::bloom_architectures, arch::mpt_architectures,
+                        arch::bloom_architectures, arch::mpt_architectures, arch::cohere_architectures,
                         arch::bert_architectures, arch::nanogpt_architectures,
                         arch::transformer_lens_architectures, arch::t5_architectures,
                         arch::poslens_architectures}) {

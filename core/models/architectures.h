@@ -1,7 +1,7 @@
 #pragma once
 // Supported checkpoint dialects: config parsing and weight tables, one file per architecture
 // (arch_llama.cpp, arch_gpt2.cpp, arch_gpt_neox.cpp, arch_phi.cpp, arch_gemma.cpp,
-// arch_olmo.cpp, arch_bloom.cpp, arch_mpt.cpp, arch_bert.cpp, arch_nanogpt.cpp). Adding an
+// arch_olmo.cpp, arch_bloom.cpp, arch_mpt.cpp, arch_cohere.cpp, arch_bert.cpp, arch_nanogpt.cpp, …). Adding an
 // architecture = one more file + one registry line (architectures.cpp).
 #include <string>
 
@@ -14,7 +14,9 @@ namespace poslens {
 
 /// Reads an HF `config.json` and returns the ModelConfig (format "huggingface").
 /// Supported `architectures[0]`: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
-/// GPT2LMHeadModel, GPTNeoXForCausalLM, PhiForCausalLM, GemmaForCausalLM, OlmoForCausalLM,
+/// Qwen3ForCausalLM, SmolLM3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, PhiForCausalLM,
+/// GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, OlmoForCausalLM, Olmo2ForCausalLM,
+/// Cohere2ForCausalLM, T5ForConditionalGeneration, MT5ForConditionalGeneration,
 /// BloomForCausalLM, MptForCausalLM (MPTForCausalLM), BertForMaskedLM, BertForPreTraining,
 /// RobertaForMaskedLM
 /// (or, without `architectures`, the matching `model_type`); and "model_type": "poslens"

@@ -1,6 +1,7 @@
 #pragma once
 // Internal to models/: helpers shared by the per-architecture files (arch_*.cpp).
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,12 @@ double hf_rope_theta(const nlohmann::json& j, double fallback, const std::string
 /// rope recipe reads and checks it when the config is read).
 PositionComponentSpec rope_component(const nlohmann::json& j, double rope_theta,
                                      RopePairing pairing, int64_t rotary_dim);
+/// Which layers are local (sliding-window): HF `layer_types` ("sliding_attention" /
+/// "full_attention", one per layer) or, in configs written before transformers added it, every
+/// `sliding_window_pattern`-th layer (default `default_pattern`) global and the others local
+/// (Gemma 2/3, Cohere 2). Throws poslens::Error for another count or type, or a pattern ≤ 0.
+std::vector<bool> hf_sliding_layers(const nlohmann::json& j, int64_t n_layers, int64_t default_pattern,
+                                    const std::string& where);
 /// The GELU variants of HF `hidden_act`-style keys: "gelu" is exact, "gelu_new", "gelu_fast"
 /// and "gelu_pytorch_tanh" the tanh approximation. Error "<where>: <key> \"relu\" is not
 /// supported for <arch> (supported: ...)" otherwise.
@@ -70,6 +77,7 @@ std::vector<ArchitectureEntry> olmo_architectures();
 std::vector<ArchitectureEntry> poslens_architectures();
 std::vector<ArchitectureEntry> bloom_architectures();
 std::vector<ArchitectureEntry> mpt_architectures();
+std::vector<ArchitectureEntry> cohere_architectures();  ///< Cohere2ForCausalLM
 std::vector<ArchitectureEntry> bert_architectures();  ///< + RoBERTa
 std::vector<ArchitectureEntry> nanogpt_architectures();
 std::vector<ArchitectureEntry> transformer_lens_architectures();
@@ -81,6 +89,7 @@ ModelConfig gpt2_config_from_hf(const nlohmann::json& j, const std::string& wher
 ModelConfig gpt_neox_config_from_hf(const nlohmann::json& j, const std::string& where);
 ModelConfig phi_config_from_hf(const nlohmann::json& j, const std::string& where);
 ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& where);
+ModelConfig gemma2_config_from_hf(const nlohmann::json& j, const std::string& where);
 ModelConfig gemma3_config_from_hf(const nlohmann::json& j, const std::string& where);
 ModelConfig olmo_config_from_hf(const nlohmann::json& j, const std::string& where);
 
@@ -95,6 +104,6 @@ WeightTable gpt2_hf_table(const ModelConfig& c, const std::string& prefix);
 WeightTable gpt_neox_hf_table(const ModelConfig& c);
 WeightTable phi_hf_table(const ModelConfig& c);
 WeightTable olmo_hf_table(const ModelConfig& c);
-WeightTable gemma3_hf_table(const ModelConfig& c);
+WeightTable gemma_sandwich_hf_table(const ModelConfig& c);  ///< Gemma 2 and 3
 
 }  // namespace poslens::arch

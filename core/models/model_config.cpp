@@ -55,6 +55,8 @@ void ModelConfig::validate() const {
   if (!(norm_eps > 0)) throw Error(architecture + " config: norm eps must be positive");
   if (type_vocab_size < 0) throw Error(architecture + " config: type_vocab_size must not be negative");
   if (clip_qkv < 0) throw Error(architecture + " config: clip_qkv must not be negative");
+  if (attn_logit_softcap < 0 || final_logit_softcap < 0)
+    throw Error(architecture + " config: a logit soft-cap must not be negative");
   if (n_encoder_layers < 0) throw Error(architecture + " config: n_encoder_layers must not be negative");
   if (norm_placement != NormPlacement::Pre && parallel_residual)
     throw Error(architecture + " config: only a pre-norm block can be parallel");
@@ -161,6 +163,8 @@ std::string ModelConfig::to_json() const {
   if (!final_norm) j["final_norm"] = false;
   if (mlm_head) j["mlm_head"] = true;
   if (clip_qkv != 0.0) j["clip_qkv"] = clip_qkv;
+  if (attn_logit_softcap != 0.0) j["attn_logit_softcap"] = attn_logit_softcap;
+  if (final_logit_softcap != 0.0) j["final_logit_softcap"] = final_logit_softcap;
   if (qk_norm != QkNorm::None) j["qk_norm"] = to_string(qk_norm);
   if (!layer_schemes.empty()) {
     auto& types = j["layer_types"] = nlohmann::ordered_json::array();

@@ -66,6 +66,12 @@ struct ModelConfig {
   bool causal = true;
   /// Multiplies q·k before the softmax; 0 means the usual 1/sqrt(d_head) (T5-style models: 1).
   double attn_scale = 0.0;
+  /// Logit soft-capping (Gemma 2, Gemma Team 2024 §2, arXiv 2408.00118): attention logits
+  /// become c·tanh(s/c) after the scale and before the mask (attn_logit_softcap), the output
+  /// logits likewise (final_logit_softcap); 0: none. SDPA cannot cap: capped layers keep the
+  /// blocked attention path.
+  double attn_logit_softcap = 0.0;
+  double final_logit_softcap = 0.0;
   /// x + attn(norm1(x)) + mlp(norm2(x)) instead of two sequential residual steps (GPT-NeoX
   /// `use_parallel_residual`, Phi's parallel block, whose one norm is loaded as both norms).
   bool parallel_residual = false;

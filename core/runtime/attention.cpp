@@ -180,8 +180,11 @@ LayerAttention::LayerAttention(const ModelConfig& config, const PositionEncoding
   if (encoding.scores_read_values() && !v_.defined())
     throw Error("attention: this position encoding's scores read the values, which were not kept");
   // The lse reads no values (Shaw's value term changes z only): any layer but CoPE's.
-  fused_lse_ = fused_attention_enabled() && fused_lse_built() && !encoding.needs_whole_rows();
-  fused_ = fused_attention_enabled() && !encoding.needs_whole_rows() && v_.defined() && !value_term_;
+  softcap_ = config.attn_logit_softcap;
+  // SDPA cannot soft-cap its logits (Gemma 2): such layers keep the blocked path.
+  fused_lse_ = fused_attention_enabled() && fused_lse_built() && !encoding.needs_whole_rows() && softcap_ == 0.0;
+  fused_ = fused_attention_enabled() && !encoding.needs_whole_rows() && v_.defined() && !value_term_ &&
+           softcap_ == 0.0;
   block_bytes_ = attention_block_bytes(q_.device());
   max_block_rows_ = q_.is_cuda() ? kMaxCudaBlockRows : kMaxBlockRows;
 }
@@ -245,6 +248,7 @@ LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int6
   if (group_ > 1) lhs = lhs.reshape({B_, n_kv_, group_ * R, d_head_});  // heads kv·G + g
   auto scores = torch::matmul(lhs, kb.transpose(-1, -2)).view({B_, n_heads_, R, K});
   if (!f32) scores = scores.to(torch::kFloat32) * scale_;
+  if (softcap_ > 0) scores = torch::tanh(scores / softcap_) * softcap_;  // HF Gemma2: before the mask
 
   const auto visible = [&](int64_t c0, int64_t c1) { return allowed_block(config_, q0, q1, c0, c1, device); };
   if (need_allowed || terms_ || at::GradMode::is_enabled()) s.allowed = visible(k0, k1);
@@ -491,6 +495,7 @@ WholeAttention whole_attention(const ModelConfig& c, const PositionEncoding& enc
   const double scale = c.attention_scale();
   const auto qk = torch::matmul(in.q, k.transpose(-1, -2)).to(torch::kFloat32);
   auto logits = qk * scale;
+  if (c.attn_logit_softcap > 0) logits = torch::tanh(logits / c.attn_logit_softcap) * c.attn_logit_softcap;
   ScoreTerms terms;
   AttentionInputs a;
   if (encoding.has_position_scores() || encoding.has_value_term()) {

@@ -146,7 +146,8 @@ class LayerAttention {
                         const BlockRequest& what, const at::Tensor& lse) const;
 
   /// True when output() runs the fused kernel for a layer without maps under `blocking`
-  /// (LibTorch 2.x, POSLENS_ATTENTION not "blocked", no CoPE or value term, no gradients
+  /// (LibTorch 2.x, POSLENS_ATTENTION not "blocked", no CoPE or value term, no logit
+  /// soft-capping (ModelConfig::attn_logit_softcap), no gradients
   /// recorded (training keeps the blocked path), and no
   /// block sizes set by the caller or POSLENS_ATTENTION_BLOCKS).
   bool fused(const AttentionBlocking& blocking) const;
@@ -197,6 +198,7 @@ class LayerAttention {
   int64_t offset_;  // LayerAttentionInputs::position_offset
   at::Tensor q_, k_, v_, h_;  // q_ [B, heads, T, dh]; k_, v_ [B, n_kv, T, dh]; contiguous
   double scale_;
+  double softcap_ = 0.0;     // config.attn_logit_softcap (0: none)
   bool terms_, value_term_;
   bool fused_;               // the fused kernel may compute this layer (fused() without blocking)
   bool fused_lse_;           // ... and its rows' log-sum-exp (row_lse)

@@ -243,6 +243,9 @@ std::string describe(const LoadedModel& loaded) {
   if (c.norm_placement == NormPlacement::SublayerOutput) out << ", norms on the sublayer outputs";
   if (c.norm_placement == NormPlacement::Sandwich) out << ", sandwich norms (before and after each sublayer)";
   if (c.attn_scale != 0.0) out << ", softmax scale " << c.attn_scale;
+  if (c.attn_logit_softcap != 0.0) out << ", attention logits soft-capped at " << c.attn_logit_softcap;
+  if (c.final_logit_softcap != 0.0)
+    out << (c.attn_logit_softcap != 0.0 ? ", output logits at " : ", output logits soft-capped at ") << c.final_logit_softcap;
   if (c.mlm_head) out << ", masked-LM head";
   out << "\n"
       << "parameters:        " << loaded.n_params << "\n"

@@ -223,7 +223,9 @@ at::Tensor Transformer::unembed(const at::Tensor& head_input, HookSink& sink, co
   const int64_t B = head_input.size(0), T = head_input.size(1);
   const auto x = c.unembed_scale != 1.0 ? head_input * c.unembed_scale : head_input;
   const auto unembed = [&](int64_t p0, int64_t n) {
-    return at::linear(narrow_unless_whole(x, 1, p0, n), weights_.unembed, weights_.unembed_bias).to(torch::kFloat32);
+    const auto logits = at::linear(narrow_unless_whole(x, 1, p0, n), weights_.unembed, weights_.unembed_bias).to(torch::kFloat32);
+    if (c.final_logit_softcap == 0.0) return logits;
+    return torch::tanh(logits / c.final_logit_softcap) * c.final_logit_softcap;  // Gemma 2
   };
   at::Tensor logits;
   if (!sink.wants({HookKind::Logits, -1})) {

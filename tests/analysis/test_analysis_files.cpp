@@ -285,6 +285,23 @@ TEST(AnalysisFiles, ProbeRoundTrip) {
       });
 }
 
+// A model whose layers differ keeps each layer's own θ_c and band; a file without them reads as
+// every layer rotating by `theta` (the test above).
+TEST(AnalysisFiles, ProbeRoundTripKeepsEachLayersTheta) {
+  auto p = some_probe(3);
+  p.theta_per_layer = torch::rand({2, 4}, torch::kDouble);
+  p.activated_per_layer = torch::tensor({true, false, false, false, false, true, false, false}).view({2, 4});
+  round_trip(
+      "probe", [&](const std::string& path, const ExportMetadata& meta) { write_probe_hdf5(path, p, 7, false, meta); },
+      [&](const Hdf5Reader& file) {
+        const auto r = read_probe_hdf5(file);
+        EXPECT_TRUE(r.theta_per_layer.equal(p.theta_per_layer));
+        EXPECT_TRUE(r.activated_per_layer.equal(p.activated_per_layer));
+        EXPECT_TRUE(layer_theta(r, 1).first.equal(p.theta_per_layer[1]));
+      });
+  EXPECT_TRUE(layer_theta(some_probe(1), 1).first.equal(some_probe(1).theta));
+}
+
 TEST(AnalysisFiles, FrequenciesRoundTrip) {
   torch::manual_seed(2);
   TextDecomposition d;

@@ -15,6 +15,7 @@
 #include "analysis/rope_frequencies.h"
 #include "analysis/probe.h"
 #include "core/models/poslens_model.h"
+#include "core/runtime/checkpoint.h"
 #include "core/runtime/transformer.h"
 #include "fixtures.h"
 
@@ -260,6 +261,39 @@ TEST(RopeProbe, NonRotaryModelsGetTheirOwnLogitsWithoutComponents) {
     for (int l = 0; l < 2; ++l)
       expect_close(r.scores[l], caps.find({HookKind::AttnScores, l}).select(2, 7).mean(0),
                    torch::ones({2, 8}, torch::kBool), 1e-5);
+  }
+}
+
+// Models whose layers differ (tests/data/models: Gemma 3's local base 100 beside the global base
+// 10000 with linear ×2; SmolLM3's NoPE layer 3): each layer is split by its own rotation and keeps
+// its own θ_c; a NoPE layer has no components and its logits as they are.
+TEST(RopeProbe, EachLayerIsSplitByItsOwnRotation) {
+  for (const char* name : {"gemma3", "smollm3"}) {
+    SCOPED_TRACE(name);
+    const auto model = load_checkpoint(
+        (std::filesystem::path(POSLENS_SOURCE_DIR) / "tests/data/models" / name).string(), {"cpu", "float32", ""});
+    const auto& c = model.model->config();
+    ProbeOptions options;
+    options.length = 10;
+    options.samples = 5;
+    options.bos_id = 0;
+    const auto r = run_probe(model, options);
+    ASSERT_TRUE(r.theta_per_layer.defined());
+    const auto caps = probe_inputs_forward(model, r.tokens, 10);
+    for (int l = 0; l < c.n_layers; ++l) {
+      SCOPED_TRACE(l);
+      const auto visible =
+          allowed_keys(model.model->layer_config(l), 10, torch::kCPU).select(0, 9).expand({c.n_heads, 10});
+      expect_close(r.scores[l], caps.find({HookKind::AttnScores, l}).select(2, 9).mean(0), visible, 1e-5);
+      const bool rotates = model.model->position_encoding(l).rotates();
+      if (rotates) expect_close(r.components[l].sum(1), r.scores[l], visible, 1e-5);
+      EXPECT_EQ(r.components[l].abs().max().item<float>() > 0, rotates);
+      EXPECT_EQ(r.theta_per_layer[l].abs().max().item<double>() > 0, rotates);
+    }
+    if (std::string(name) == "gemma3") {  // θ_1 = base^(−2/12), the global one divided by 2
+      EXPECT_NEAR(layer_theta(r, 0).first[1].item<double>(), std::pow(100.0, -2.0 / 12), 1e-12);
+      EXPECT_NEAR(layer_theta(r, 5).first[1].item<double>(), std::pow(10000.0, -2.0 / 12) / 2, 1e-12);
+    }
   }
 }
 

@@ -116,11 +116,21 @@ TEST(CliArchitectures, InfoNamesEachFamily) {
            {"roberta", "RobertaForMaskedLM"}, {"t5", "T5ForConditionalGeneration"},
            {"nanogpt/ckpt.pt", "nanoGPT"}, {"tl_nanogpt", "HookedTransformer"},
            {"qwen3", "q/k RMSNorm per head"}, {"olmo2", "norms on the sublayer outputs"},
-           {"gemma3", "local 4: 0-4; global: 5"}, {"smollm3", "global: 0-2; NoPE: 3"}}) {
+           {"gemma3", "local 4: 0-4; global: 5"}, {"smollm3", "global: 0-2; NoPE: 3"},
+           {"gemma2", "soft-capped"}, {"cohere2", "local 4: 0-2; NoPE: 3"}}) {
     const auto r = cli("info " + model(name));
     ASSERT_EQ(r.code, 0) << name << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr(expected));
   }
+}
+
+// `info --json` lists each layer's type and scheme (what scripts read to group layers).
+TEST(CliArchitectures, InfoJsonListsTheLayerTypes) {
+  REQUIRE_CLI();
+  const auto r = cli("info " + model("cohere2") + " --json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(R"("layer_types":["local 4","local 4","local 4","NoPE"])"));
+  EXPECT_THAT(r.output, HasSubstr(R"("sliding_window":0,"position_encoding":[]})"));
 }
 
 }  // namespace

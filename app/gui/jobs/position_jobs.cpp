@@ -94,13 +94,16 @@ Work positions_job(const RunInput& input, int layer, int head, int cells, int pr
     PositionView view;
     view.layer = layer;
     view.head = head;
-    view.method = QString::fromStdString(logits.method());
+    // A NoPE layer of a rotary model (SmolLM3, Cohere 2) has only its mask.
+    const bool nope_layer = logits.method() == "rotary" && !pe.rotates();
+    const std::string layer_method = nope_layer ? "NoPE layer: the mask alone" : logits.method();
+    view.method = QString::fromStdString(layer_method);
     view.explanation = QString::fromStdString(logits.explanation());
     view.pattern = view_map(maps.find(PositionMapKind::Pattern, layer, head), s, layer, head,
                             HeatmapKind::Probability, "weight / row max", "attention pattern");
     view.position = view_map(maps.find(PositionMapKind::PositionOnly, layer, head), s, layer, head,
                              HeatmapKind::Probability, "weight / row max",
-                             "position only (" + logits.method() + ")");
+                             "position only (" + layer_method + ")");
     if (logits.method() == "absolute" && layer == 0) {
       PooledPositionMaps pooled(T, cells);
       absolute_term_blocks(loaded, loaded.model->embed(torch::tensor(s.ids).unsqueeze(0))[0], {head},

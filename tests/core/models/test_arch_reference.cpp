@@ -1,7 +1,7 @@
-// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 3 and SmolLM3 checkpoints
-// in tests/data/models/ against the expected values their own reference code produced (HF
-// transformers' modeling_bloom, modeling_mpt, modeling_bert, modeling_roberta, modeling_qwen3,
-// modeling_olmo2, modeling_gemma3, modeling_smollm3; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
+// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3 and Cohere 2
+// checkpoints in tests/data/models/ against the expected values their own reference code produced
+// (HF transformers' modeling_bloom, modeling_mpt, modeling_bert, modeling_roberta, modeling_qwen3,
+// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
 // patterns captured (blocked attention) and without any map (LibTorch 2.x: the fused kernel).
 // On CUDA (suite Gpu, `ctest -L gpu`) the same in float32, and bfloat16 logits within bf16's
 // precision.
@@ -190,11 +190,35 @@ TEST(ArchReference, Gemma3HubConfigWithoutLayerTypesLoadsTheSameModel) {
   });
   expect_parity("gemma3", dir);
   const auto capped = case_with("gemma3", "softcap", [](nlohmann::json& j) { j["attn_logit_softcapping"] = 50.0; });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(capped.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("attn_logit_softcapping is set; logit soft-capping is not supported yet"));
+  EXPECT_DOUBLE_EQ(load_checkpoint(capped.string(), {"cpu", "float32", ""}).model->config().attn_logit_softcap, 50.0);
   const auto short_types = case_with("gemma3", "types", [](nlohmann::json& j) { j["layer_types"] = {"full_attention"}; });
   EXPECT_THAT(test::error_of([&] { load_checkpoint(short_types.string(), {"cpu", "float32", ""}); }),
               HasSubstr("layer_types has 1 entries for 6 layers"));
+}
+
+// Gemma 2 (transformers 5.17): local (window 4) and global layers alternating with one RoPE base;
+// attention logits capped at 5, output logits at 3 (the reference's logits reach 2.999).
+TEST(ArchReference, Gemma2SoftCappingAndAlternatingLayers) {
+  expect_parity("gemma2", case_dir("gemma2"));
+  const auto loaded = load_checkpoint(case_dir("gemma2").string(), {"cpu", "float32", ""});
+  const auto& c = loaded.model->config();
+  EXPECT_EQ(layer_types_summary(c), "local 4: 0, 2; global: 1, 3");
+  EXPECT_DOUBLE_EQ(c.attn_logit_softcap, 5.0);
+  EXPECT_DOUBLE_EQ(c.final_logit_softcap, 3.0);
+  EXPECT_THAT(describe(loaded), HasSubstr("attention logits soft-capped at 5, output logits at 3"));
+  EXPECT_EQ(loaded.model->position_encoding(0).describe(), loaded.model->position_encoding(1).describe());
+}
+
+// Cohere 2 (transformers 5.17): layers 0-2 local with interleaved RoPE, layer 3 global without any
+// position encoding; one LayerNorm feeding the parallel block; logit_scale 0.25.
+TEST(ArchReference, Cohere2LocalRopeLayersAndAGlobalNopeLayer) {
+  expect_parity("cohere2", case_dir("cohere2"));
+  const auto loaded = load_checkpoint(case_dir("cohere2").string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  EXPECT_EQ(layer_types_summary(model.config()), "local 4: 0-2; NoPE: 3");
+  EXPECT_THAT(model.position_encoding(0).describe(), HasSubstr("interleaved pairs, rope_theta=1000)"));
+  EXPECT_FALSE(model.position_encoding(3).rotates());
+  EXPECT_EQ(model.layer_config(3).sliding_window, 0);
 }
 
 // SmolLM3 (transformers 5.17): RoPE on layers 0-2, none on layer 3 (no_rope_layers [1,1,1,0]).
@@ -220,7 +244,7 @@ TEST(ArchReference, SmolLM3NopeLayerBesideRopeLayers) {
 // Per-layer windows and encodings hold in small attention blocks too (POSLENS_ATTENTION_BLOCKS=3,5:
 // windows cut across query blocks and key chunks).
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
-  for (const char* name : {"gemma3", "smollm3"}) {
+  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;
