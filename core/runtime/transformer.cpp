@@ -56,7 +56,7 @@ c10::ScalarType Transformer::dtype() const { return weights_.tok_embed.scalar_ty
 namespace {
 
 /// The hook points of one stack of `n_layers` blocks, in forward order (`cross`: a decoder whose
-/// layers have cross-attention after their self-attention). `pe` is the stack's encoding,
+/// layers have cross-attention after their self-attention). `stack_pe` is the stack's encoding,
 /// `layer_pe(l)` layer l's (they differ with per-layer schemes).
 template <class LayerEncoding>
 void stack_points(std::vector<HookPoint>& points, HookStack stack, int64_t n_layers, const PositionEncoding& stack_pe,
