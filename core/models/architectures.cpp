@@ -160,12 +160,7 @@ ModelConfig read_hf_config(const std::string& path) {
     if (name.empty())
       throw Error(path + ": names no architecture (no \"architectures\" or \"model_type\", and not a "
                          "TransformerLens HookedTransformerConfig) (supported: " + supported_list() + ")");
-    const bool later_gemma = name.rfind("Gemma", 0) == 0 || name.rfind("gemma", 0) == 0;
-    throw Error(path + ": unsupported architecture \"" + name + "\"" +
-                (later_gemma ? " (Gemma 2 and 3 need attention soft-capping and sandwich norms, "
-                               "not supported yet)"
-                             : "") +
-                " (supported: " + supported_list() + ")");
+    throw Error(path + ": unsupported architecture \"" + name + "\" (supported: " + supported_list() + ")");
   }
   ModelConfig config;
   try {

@@ -120,13 +120,18 @@ TEST(Gemma, DescribeNamesRotary) {
 TEST(Gemma, BadCheckpointsAreClearErrors) {
   const auto dir = test::scratch_dir() / "gemma";
   const auto tensors = random_gemma();
-  write_folder(dir, with(gemma_config(), "architectures", Json::array({"Gemma2ForCausalLM"})),
+  // Gemma 3's multimodal checkpoint is not a text model PosLens reads: named, with the list.
+  write_folder(dir, with(gemma_config(), "architectures", Json::array({"Gemma3ForConditionalGeneration"})),
                tensors);
   auto message = load_error(dir);
-  EXPECT_THAT(message, HasSubstr("unsupported architecture \"Gemma2ForCausalLM\""));
-  EXPECT_THAT(message, HasSubstr("soft-capping"));
-  EXPECT_THAT(message, HasSubstr("GemmaForCausalLM"));
+  EXPECT_THAT(message, HasSubstr("unsupported architecture \"Gemma3ForConditionalGeneration\""));
+  EXPECT_THAT(message, HasSubstr("Gemma2ForCausalLM"));
   EXPECT_THAT(message, HasSubstr("GPTNeoXForCausalLM"));
+
+  // A Gemma 1 folder relabelled Gemma 2 lacks the sandwich norms: the first missing one named.
+  std::filesystem::remove_all(dir);
+  write_folder(dir, with(gemma_config(), "architectures", Json::array({"Gemma2ForCausalLM"})), tensors);
+  EXPECT_THAT(load_error(dir), HasSubstr("missing tensor model.layers.0.pre_feedforward_layernorm.weight"));
 
   std::filesystem::remove_all(dir);
   auto no_head_dim = gemma_config();
