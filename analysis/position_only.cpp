@@ -34,14 +34,13 @@ PositionOnlyLogits::PositionOnlyLogits(const LoadedModel& model, int64_t T,
     probe.seed = options.seed;
     probe.per_component = false;  // only the sum over components is read below
     const auto p = run_probe(model, probe, progress.counter());
-    // Additive models take only the rotary part from the probe: their own term comes from this
-    // input. Key T−1−d sits at distance d from the probe's last query.
+    // The rotary part of the probe's logits (components + remainder: for rotary models without
+    // an added term that is the whole logit; additive models add their own term from this
+    // input). A NoPE layer has no components: its map is its mask alone. Key T−1−d sits at
+    // distance d from the probe's last query.
     auto by_key = p.components.sum(2);
     if (p.remainder.defined()) by_key = by_key + p.remainder;
-    rotary_by_distance_ = (additive_ ? by_key : p.scores).flip(-1).to(model.model->device());
-    // A NoPE layer (SmolLM3's every 4th) has no position term: its map is its mask alone.
-    for (int l = 0; l < model.model->config().n_layers; ++l)
-      if (!model.model->position_encoding(l).rotates()) rotary_by_distance_[l].zero_();
+    rotary_by_distance_ = by_key.flip(-1).to(model.model->device());
   }
 }
 

@@ -10,6 +10,8 @@
 //      h = ln(x);  x += o(attn(h)) + down(silu(gate(h)) * up(h)),
 //    loaded as both norms (WeightRule::Split::Shared), as Phi's;
 //  - the logits multiplied by logit_scale (0.0625), applied here to the unembedding's input.
+#include <algorithm>
+
 #include "core/models/hf_config.h"
 #include "core/base/error.h"
 
@@ -43,16 +45,15 @@ ModelConfig cohere2_config_from_hf(const nlohmann::json& j, const std::string& w
 WeightTable cohere2_hf_table(const ModelConfig& c) {
   WeightTable t = llama_hf_table(c);
   const std::string p = "model.layers.{L}.";
-  std::vector<WeightRule> rules;
-  for (auto r : t.rules) {
-    if (r.pattern == p + "post_attention_layernorm.weight") continue;  // one norm per layer
+  // One norm per layer: Llama's second one goes, the first feeds both sublayers.
+  t.rules.erase(std::remove_if(t.rules.begin(), t.rules.end(),
+                               [&](const WeightRule& r) { return r.pattern == p + "post_attention_layernorm.weight"; }),
+                t.rules.end());
+  for (auto& r : t.rules)
     if (r.pattern == p + "input_layernorm.weight") {
       r.layer_targets = {&LayerWeights::attn_norm, &LayerWeights::mlp_norm};
       r.split = WeightRule::Split::Shared;
     }
-    rules.push_back(r);
-  }
-  t.rules = rules;
   return t;
 }
 

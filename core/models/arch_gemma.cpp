@@ -75,11 +75,6 @@ PositionComponentSpec gemma3_rope(const nlohmann::json& j, const std::string& ty
   return rope_component(holder, hf_rope_theta(holder, 1e4, where), RopePairing::HalfSplit, d_head);
 }
 
-/// A soft-cap key (attn_logit_softcapping, final_logit_softcapping): its value, 0 when absent or null.
-double softcap(const nlohmann::json& j, const char* key, const std::string& where) {
-  return j.contains(key) && !j[key].is_null() ? number_or(j, key, 0.0, where) : 0.0;
-}
-
 /// What Gemma 2 and 3 share beyond Gemma 1: sandwich norms, the softmax scale
 /// query_pre_attn_scalar^-1/2, and local / global layers from `layer_types` — or, in configs
 /// written before it, every `sliding_window_pattern`-th layer global (default
@@ -97,8 +92,8 @@ ModelConfig gemma_local_global(const nlohmann::json& j, const std::string& arch,
   c.pe_components = {global};
   for (const bool sliding : hf_sliding_layers(j, c.n_layers, default_pattern, where))
     c.layer_schemes.push_back(sliding ? LayerScheme{window, {local}} : LayerScheme{0, {global}});
-  c.attn_logit_softcap = softcap(j, "attn_logit_softcapping", where);
-  c.final_logit_softcap = softcap(j, "final_logit_softcapping", where);
+  c.attn_logit_softcap = number_or(j, "attn_logit_softcapping", 0.0, where);  // null: no cap
+  c.final_logit_softcap = number_or(j, "final_logit_softcapping", 0.0, where);
   return c;
 }
 

@@ -90,16 +90,17 @@ std::string ModelConfig::layer_type(int64_t l) const {
 
 std::string layer_types_summary(const ModelConfig& c) {
   if (c.layer_schemes.empty()) return {};
+  std::vector<std::string> layer_types;
+  for (int64_t l = 0; l < c.n_layers; ++l) layer_types.push_back(c.layer_type(l));
   // Types in the order they first appear, each with its layers as runs "a-b".
   std::vector<std::pair<std::string, std::string>> types;
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    const auto type = c.layer_type(l);
+  for (size_t begin = 0, end = 0; begin < layer_types.size(); begin = end) {
+    const auto& type = layer_types[begin];
+    while (end < layer_types.size() && layer_types[end] == type) ++end;  // the run [begin, end)
     auto it = std::find_if(types.begin(), types.end(), [&](const auto& t) { return t.first == type; });
     if (it == types.end()) it = types.insert(types.end(), {type, ""});
-    if (l > 0 && c.layer_type(l - 1) == type) continue;  // inside a run: its end is written below
-    int64_t end = l;
-    while (end + 1 < c.n_layers && c.layer_type(end + 1) == type) ++end;
-    it->second += (it->second.empty() ? "" : ", ") + std::to_string(l) + (end > l ? "-" + std::to_string(end) : "");
+    it->second += (it->second.empty() ? "" : ", ") + std::to_string(begin) +
+                  (end - begin > 1 ? "-" + std::to_string(end - 1) : "");
   }
   std::string out;
   for (const auto& [type, layers] : types) out += (out.empty() ? "" : "; ") + type + ": " + layers;
