@@ -18,7 +18,7 @@ namespace poslens {
 const std::vector<std::string>& head_metric_names() {
   static const std::vector<std::string> names = {
       "entropy",        "mean_distance",   "sink",      "sink_2",         "sink_3", "sink_4",
-      "previous_token", "duplicate_token", "induction", "position_share"};
+      "previous_token", "duplicate_token", "induction", "position_share", "learned_sink"};
   return names;
 }
 
@@ -63,8 +63,13 @@ std::string head_metrics_csv(int64_t n_layers, int64_t n_heads, const std::vecto
   return text;
 }
 
-HeadMetricsSink::HeadMetricsSink(int64_t n_layers, int64_t n_heads, bool position_share, at::Tensor ids)
-    : n_layers_(n_layers), n_heads_(n_heads), position_share_(position_share), ids_(std::move(ids)) {}
+HeadMetricsSink::HeadMetricsSink(int64_t n_layers, int64_t n_heads, bool position_share, at::Tensor ids,
+                                 bool learned_sinks)
+    : n_layers_(n_layers),
+      n_heads_(n_heads),
+      position_share_(position_share),
+      learned_sinks_(learned_sinks),
+      ids_(std::move(ids)) {}
 
 bool HeadMetricsSink::wants(const HookPoint& point) const {
   return point.kind == HookKind::Pattern ||
@@ -145,9 +150,12 @@ HeadMetrics HeadMetricsSink::result() const {
   const auto detector = [&](Sum sum) {
     return ids_.defined() || sum == kPrevious ? s[sum] / s[kMass] : nan;
   };
+  // A learned sink takes what the keys do not: 1 − Σ_j p_ij per query.
+  const auto learned_sink = learned_sinks_ ? 1.0 - s[kMass] / queries : nan;
   return {torch::stack({s[kEntropy] / queries, s[kDistance] / queries, s[kSink1] / queries,
                         s[kSink2] / queries, s[kSink3] / queries, s[kSink4] / queries,
-                        detector(kPrevious), detector(kDuplicate), detector(kInduction), share},
+                        detector(kPrevious), detector(kDuplicate), detector(kInduction), share,
+                        learned_sink},
                        -1)};
 }
 
@@ -203,7 +211,8 @@ HeadMetrics compute_head_metrics(const LoadedModel& loaded, const std::vector<in
   // The input's pass, then the induction sequence's (weighted by length).
   const double input_share = static_cast<double>(ids.size()) / static_cast<double>(ids.size() + repeated.size());
   const auto text_ids = torch::tensor(ids, torch::kLong).unsqueeze(0);
-  HeadMetricsSink sink(cfg.n_layers, cfg.n_heads, loaded.model->position_encoding().has_position_scores(), text_ids);
+  HeadMetricsSink sink(cfg.n_layers, cfg.n_heads, loaded.model->position_encoding().has_position_scores(), text_ids,
+                       cfg.attention_sinks);
   loaded.model->forward(text_ids, sink, progress.part(0.0, input_share, "input").layers(), forward);
   HeadMetrics metrics = sink.result();
   const int64_t column = kInduction;
@@ -266,7 +275,7 @@ HeadMetrics head_metrics(const at::Tensor& pattern, const at::Tensor& allowed,
       }
   }
   return {torch::stack({entropy, distance, sinks[0], sinks[1], sinks[2], sinks[3], previous,
-                        duplicate, induction, share},
+                        duplicate, induction, share, nan},
                        -1)};
 }
 

@@ -31,6 +31,9 @@ struct HeadMetrics {
   ///   position_share     Var(position term) / Var(logits) over allowed entries — how much of
   ///                      the logits' spread the position term makes (additive methods and
   ///                      CoPE: hook_pos_scores; NaN for models without one)
+  ///   learned_sink       mean over queries of 1 − Σ_j p_ij: the share a learned sink logit
+  ///                      takes from the keys (gpt-oss, ModelConfig::attention_sinks; NaN for
+  ///                      models without one)
   at::Tensor values;
   /// The repeated sequence the induction scores were measured on (empty: not measured).
   std::vector<int64_t> induction_ids;
@@ -67,7 +70,9 @@ HeadMetrics compute_head_metrics(const LoadedModel& model, const std::vector<int
 /// them duplicate_token and induction are NaN.
 class HeadMetricsSink : public HookSink {
  public:
-  HeadMetricsSink(int64_t n_layers, int64_t n_heads, bool position_share, at::Tensor ids = {});
+  /// `learned_sinks`: the model has learned sink logits (the learned_sink column; else NaN).
+  HeadMetricsSink(int64_t n_layers, int64_t n_heads, bool position_share, at::Tensor ids = {},
+                  bool learned_sinks = false);
   bool wants(const HookPoint& point) const override;
   void begin(int64_t batch, int64_t length) override;
   void block(const HookPoint& point, const MapBlock& block) override;
@@ -77,6 +82,7 @@ class HeadMetricsSink : public HookSink {
  private:
   int64_t n_layers_, n_heads_;
   bool position_share_;
+  bool learned_sinks_;
   at::Tensor ids_;
   int64_t batch_ = 0, length_ = 0;
   /// float64 [layer, head, sums] (the Sum enum in heads.cpp).
@@ -84,7 +90,7 @@ class HeadMetricsSink : public HookSink {
 };
 
 /// The whole-map form (a reference for the sink): `pattern` float [layer, head, q_pos, k_pos]
-/// (hook_pattern of one input), `allowed` bool [q_pos, k_pos]; `logits` and `position`
+/// (hook_pattern of one input; learned_sink NaN: see HeadMetricsSink), `allowed` bool [q_pos, k_pos]; `logits` and `position`
 /// (hook_attn_scores, hook_pos_scores, same shape) may be undefined (then position_share is
 /// NaN); `ids` int64 [q_pos] the input's tokens (undefined: duplicate_token and induction NaN;
 /// here induction is scored on these same tokens). Throws poslens::Error for mismatched shapes.

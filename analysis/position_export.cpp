@@ -140,11 +140,17 @@ HeadMetrics read_head_metrics_hdf5(const Hdf5Reader& file) {
   const std::string g = kHeadsGroup;
   const auto values = file.read(g + "/values");
   const auto names = file.read_strings(g + "/metrics");
-  if (values.dim() != 3 || values.size(2) != static_cast<int64_t>(names.size()) || names != head_metric_names())
+  // Files of earlier versions hold a first part of today's metrics (learned_sink came later):
+  // the missing columns read as NaN (not measured).
+  const auto& current = head_metric_names();
+  const bool earlier = names.size() <= current.size() && std::equal(names.begin(), names.end(), current.begin());
+  if (values.dim() != 3 || values.size(2) != static_cast<int64_t>(names.size()) || !earlier)
     throw Error(file.path() + ": its head metrics are not this version's (" + std::to_string(names.size()) +
                 " metrics)");
   HeadMetrics m;
-  m.values = values.to(torch::kDouble);
+  m.values = torch::full({values.size(0), values.size(1), static_cast<int64_t>(current.size())},
+                         std::numeric_limits<double>::quiet_NaN(), torch::kDouble);
+  m.values.narrow(2, 0, values.size(2)).copy_(values.to(torch::kDouble));
   if (file.exists(g + "/induction_ids")) {
     const auto ids = file.read(g + "/induction_ids").contiguous();
     m.induction_ids.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());

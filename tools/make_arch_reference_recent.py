@@ -53,6 +53,21 @@ def case_qwen3(out: str) -> None:
     save(out, "qwen3", model, ids)
 
 
+def case_qwen3_sliding(out: str) -> None:
+    """Qwen3ForCausalLM with use_sliding_window: 4 layers, max_window_layers 2, so layers 2 and 3 see the
+    last 4 keys (sliding_window 4) and layers 0 and 1 every key; otherwise as qwen3. T = 13 > the window."""
+    config = transformers.Qwen3Config(
+        vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=12, max_position_embeddings=64, rope_theta=50000.0,
+        rms_norm_eps=1e-6, tie_word_embeddings=False, bos_token_id=1, use_sliding_window=True,
+        sliding_window=4, max_window_layers=2)
+    config._attn_implementation = "eager"
+    model = transformers.Qwen3ForCausalLM(config).eval()
+    randomize_(model, seed=33)
+    ids = torch.randint(2, 96, (1, 13), generator=torch.Generator().manual_seed(34))
+    save(out, "qwen3_sliding", model, ids)
+
+
 def case_olmo2(out: str) -> None:
     """Olmo2ForCausalLM: RMSNorm on the sublayers' outputs (none on their inputs), q/k RMSNorm over the
     whole projection (q_norm [4*8], k_norm [2*8]: GQA 4/2), rope_theta 20000 in rope_parameters."""
@@ -132,6 +147,32 @@ def case_smollm3(out: str) -> None:
     save(out, "smollm3", model, ids)
 
 
+def case_gpt_oss(out: str) -> None:
+    """GptOssForCausalLM: 4 layers alternating local (window 4) / full, a learned sink per head (drawn
+    N(0, 1.5^2), so some heads give the sink most of a row and some almost none), YaRN (factor 4 over 16
+    positions, rope_theta 1000, truncate false), q/k/v/o biases, GQA 4/2, a mixture of 4 experts with top-2
+    routing whose gate_up matrices are drawn wide (std 1.5) so the clamp at +-7 bites. T = 13 > the
+    window."""
+    config = transformers.GptOssConfig(
+        vocab_size=96, hidden_size=32, intermediate_size=16, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=64, sliding_window=4,
+        num_local_experts=4, num_experts_per_tok=2, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        bos_token_id=1, pad_token_id=0, eos_token_id=2,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0, "factor": 4.0, "beta_fast": 32.0,
+                         "beta_slow": 1.0, "truncate": False, "original_max_position_embeddings": 16})
+    config._attn_implementation = "eager"
+    model = transformers.GptOssForCausalLM(config).eval()
+    randomize_(model, seed=91)
+    gen = torch.Generator().manual_seed(93)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.sinks.copy_(1.5 * torch.randn(layer.self_attn.sinks.shape, generator=gen))
+            gate_up = layer.mlp.experts.gate_up_proj
+            gate_up.copy_(1.5 * torch.randn(gate_up.shape, generator=gen))
+    ids = torch.randint(3, 96, (1, 13), generator=torch.Generator().manual_seed(92))
+    save(out, "gpt_oss", model, ids)
+
+
 def save(out: str, case: str, model, ids: torch.Tensor) -> None:
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
@@ -148,8 +189,8 @@ def save(out: str, case: str, model, ids: torch.Tensor) -> None:
     print(f"{case}: logits {tuple(o.logits.shape)}, mean row max {row_max:.2f} -> {d}")
 
 
-CASES = {"qwen3": case_qwen3, "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
-         "smollm3": case_smollm3, "cohere2": case_cohere2}
+CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
+         "smollm3": case_smollm3, "cohere2": case_cohere2, "gpt_oss": case_gpt_oss}
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 // The Llama block family: llama2.c .bin files (Meta naming) and HF LlamaForCausalLM,
 // MistralForCausalLM (sliding window), Qwen2ForCausalLM (q/k/v biases) and Qwen3ForCausalLM
-// (modeling_qwen3: RMSNorm of q and k per head, `q_norm`/`k_norm` of head_dim, before RoPE),
+// (modeling_qwen3: RMSNorm of q and k per head, `q_norm`/`k_norm` of head_dim, before RoPE;
+// sliding-window layers from `layer_types`, or from `max_window_layers` on with use_sliding_window),
 // SmolLM3ForCausalLM (modeling_smollm3: Llama's block with RoPE dropped on the layers whose
 // `no_rope_layers` entry is 0 — by default every `no_rope_layer_interval`-th (4th) layer).
 // Block: x += o(attn(rmsnorm(x))); x += down(silu(gate(h)) * up(h)), h = rmsnorm(x).
@@ -38,12 +39,20 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
   }
   if (arch == "Qwen3ForCausalLM") {
     c.qk_norm = QkNorm::PerHead;
-    const auto types = j.find("layer_types");
-    const bool sliding_layers =
-        types != j.end() && types->is_array() &&
-        std::any_of(types->begin(), types->end(), [](const nlohmann::json& t) { return t != "full_attention"; });
-    if (bool_or(j, "use_sliding_window", false, where) || sliding_layers)
-      throw Error(where + ": Qwen3 sliding-window layers (use_sliding_window / layer_types) are not supported yet");
+    // Sliding layers by layer_types, else (use_sliding_window) the layers from
+    // max_window_layers on, as Qwen3Config derives them.
+    std::vector<bool> sliding;
+    if (const auto t = j.find("layer_types"); t != j.end() && t->is_array()) {
+      sliding = hf_sliding_layers(j, c.n_layers, 1, where);
+    } else if (bool_or(j, "use_sliding_window", false, where)) {
+      const int64_t first = int_or(j, "max_window_layers", 28, where);
+      for (int64_t l = 0; l < c.n_layers; ++l) sliding.push_back(l >= first);
+    }
+    if (std::find(sliding.begin(), sliding.end(), true) != sliding.end()) {
+      const int64_t window = int_or(j, "sliding_window", 0, where);
+      if (window <= 0) throw Error(where + ": Qwen3 sliding_attention layers need a positive sliding_window");
+      for (const bool s : sliding) c.layer_schemes.push_back({s ? window : 0, c.pe_components});
+    }
   }
   if (arch == "SmolLM3ForCausalLM") {
     c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", true, where);

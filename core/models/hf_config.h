@@ -78,6 +78,7 @@ std::vector<ArchitectureEntry> poslens_architectures();
 std::vector<ArchitectureEntry> bloom_architectures();
 std::vector<ArchitectureEntry> mpt_architectures();
 std::vector<ArchitectureEntry> cohere_architectures();  ///< Cohere2ForCausalLM
+std::vector<ArchitectureEntry> gpt_oss_architectures();  ///< GptOssForCausalLM
 std::vector<ArchitectureEntry> bert_architectures();  ///< + RoBERTa
 std::vector<ArchitectureEntry> nanogpt_architectures();
 std::vector<ArchitectureEntry> transformer_lens_architectures();

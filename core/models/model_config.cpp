@@ -13,7 +13,9 @@
 namespace poslens {
 
 const char* to_string(NormType v) { return v == NormType::RMSNorm ? "RMSNorm" : "LayerNorm"; }
-const char* to_string(MlpType v) { return v == MlpType::Gated ? "gated" : "plain"; }
+const char* to_string(MlpType v) {
+  return v == MlpType::Gated ? "gated" : v == MlpType::MoE ? "moe" : "plain";
+}
 const char* to_string(Activation v) {
   switch (v) {
     case Activation::SiLU: return "silu";
@@ -57,6 +59,9 @@ void ModelConfig::validate() const {
   if (clip_qkv < 0) throw Error(architecture + " config: clip_qkv must not be negative");
   if (attn_logit_softcap < 0 || final_logit_softcap < 0)
     throw Error(architecture + " config: a logit soft-cap must not be negative");
+  if (mlp == MlpType::MoE && (n_experts < 1 || n_experts_per_token < 1 || n_experts_per_token > n_experts))
+    throw Error(architecture + " config: a mixture of experts needs 1 <= n_experts_per_token (" +
+                std::to_string(n_experts_per_token) + ") <= n_experts (" + std::to_string(n_experts) + ")");
   if (n_encoder_layers < 0) throw Error(architecture + " config: n_encoder_layers must not be negative");
   if (norm_placement != NormPlacement::Pre && parallel_residual)
     throw Error(architecture + " config: only a pre-norm block can be parallel");
@@ -167,6 +172,12 @@ std::string ModelConfig::to_json() const {
   if (attn_logit_softcap != 0.0) j["attn_logit_softcap"] = attn_logit_softcap;
   if (final_logit_softcap != 0.0) j["final_logit_softcap"] = final_logit_softcap;
   if (qk_norm != QkNorm::None) j["qk_norm"] = to_string(qk_norm);
+  if (attention_sinks) j["attention_sinks"] = true;
+  if (mlp == MlpType::MoE) {
+    j["n_experts"] = n_experts;
+    j["n_experts_per_token"] = n_experts_per_token;
+    j["swiglu_limit"] = swiglu_limit;
+  }
   if (!layer_schemes.empty()) {
     auto& types = j["layer_types"] = nlohmann::ordered_json::array();
     auto& layers = j["layer_schemes"] = nlohmann::ordered_json::array();

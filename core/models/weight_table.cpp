@@ -72,7 +72,10 @@ int64_t parameter_count(const ModelWeights& w) {
                    &LayerWeights::mlp_post_norm, &LayerWeights::w_gate, &LayerWeights::b_gate,
                    &LayerWeights::w_up, &LayerWeights::b_up, &LayerWeights::w_down,
                    &LayerWeights::b_down, &LayerWeights::cross_norm, &LayerWeights::cross_norm_bias,
-                   &LayerWeights::w_cq, &LayerWeights::w_ck, &LayerWeights::w_cv, &LayerWeights::w_co})
+                   &LayerWeights::w_cq, &LayerWeights::w_ck, &LayerWeights::w_cv, &LayerWeights::w_co,
+                   &LayerWeights::attn_sinks, &LayerWeights::router, &LayerWeights::router_bias,
+                   &LayerWeights::experts_gate_up, &LayerWeights::experts_gate_up_bias,
+                   &LayerWeights::experts_down, &LayerWeights::experts_down_bias})
       add(l->*f);
   for (const auto* pe : {&w.pe, &w.encoder_pe}) {
     for (const auto& layer : pe->layers)

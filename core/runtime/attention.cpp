@@ -181,10 +181,17 @@ LayerAttention::LayerAttention(const ModelConfig& config, const PositionEncoding
     throw Error("attention: this position encoding's scores read the values, which were not kept");
   // The lse reads no values (Shaw's value term changes z only): any layer but CoPE's.
   softcap_ = config.attn_logit_softcap;
-  // SDPA cannot soft-cap its logits (Gemma 2): such layers keep the blocked path.
-  fused_lse_ = fused_attention_enabled() && fused_lse_built() && !encoding.needs_whole_rows() && softcap_ == 0.0;
+  if (in.sinks.defined()) {
+    if (in.sinks.dim() != 1 || in.sinks.size(0) != H)
+      throw Error("attention: sinks must be [" + std::to_string(H) + "], got " + shape_str(in.sinks));
+    sinks_ = in.sinks.narrow(0, head_begin, head_count).to(torch::kFloat32).view({1, head_count, 1});
+  }
+  // SDPA can neither soft-cap its logits (Gemma 2) nor add a sink to its normaliser
+  // (gpt-oss): such layers keep the blocked path.
+  const bool kernel_softmax = softcap_ == 0.0 && !sinks_.defined();
+  fused_lse_ = fused_attention_enabled() && fused_lse_built() && !encoding.needs_whole_rows() && kernel_softmax;
   fused_ = fused_attention_enabled() && !encoding.needs_whole_rows() && v_.defined() && !value_term_ &&
-           softcap_ == 0.0;
+           kernel_softmax;
   block_bytes_ = attention_block_bytes(q_.device());
   max_block_rows_ = q_.is_cuda() ? kMaxCudaBlockRows : kMaxBlockRows;
 }
@@ -301,8 +308,12 @@ AttentionBlock LayerAttention::make_block(const Scores& s, const BlockRequest& w
   out.allowed = s.allowed;
   if (what.scores) out.scores = s.logits;
   if (what.pattern || what.z) {
-    // exp(−inf − lse) = 0 hides masked keys as the softmax does.
-    const auto pattern = lse.defined() ? (s.logits - lse.unsqueeze(-1)).exp_() : torch::softmax(s.logits, -1);
+    // exp(−inf − lse) = 0 hides masked keys as the softmax does. A learned sink is one more
+    // term of each row's normaliser (whole rows here when no lse is given).
+    const auto row_lse = lse.defined() || !sinks_.defined()
+                             ? lse
+                             : torch::logaddexp(torch::logsumexp(s.logits, -1), sinks_.expand({B_, n_heads_, s.q1 - s.q0}));
+    const auto pattern = row_lse.defined() ? (s.logits - row_lse.unsqueeze(-1)).exp_() : torch::softmax(s.logits, -1);
     if (what.pattern) out.pattern = pattern;
     if (what.z) out.z = weighted_values(pattern, s);
   }
@@ -338,6 +349,10 @@ at::Tensor LayerAttention::row_lse(int64_t q_begin, int64_t q_end) const {
   // The online recurrence of z_streamed() without the values: m running max, l Σ exp(s − m).
   auto m = torch::full({B_, n_heads_, R}, kNegInf, torch::dtype(torch::kFloat32).device(q_.device()));
   auto l = torch::zeros_like(m);
+  if (sinks_.defined()) {  // the sink's term first: m = sink, l = exp(sink − m) = 1
+    m = sinks_.expand({B_, n_heads_, R}).clone();
+    l = torch::ones_like(m);
+  }
   for (int64_t c0 = k0; c0 < k1; c0 += chunk) {
     const auto logits = block_scores(q_begin, q_end, c0, std::min(k1, c0 + chunk), false).logits;
     const auto m_new = torch::maximum(m, std::get<0>(logits.max(-1)));
@@ -419,6 +434,10 @@ at::Tensor LayerAttention::z_streamed(int64_t q_begin, int64_t q_end, int64_t ke
   auto m = torch::full({B_, n_heads_, R, 1}, kNegInf, f32);  // running row max
   auto l = torch::zeros({B_, n_heads_, R, 1}, f32);          // running sum of exp(s − m)
   auto acc = torch::zeros({B_, n_heads_, R, d_head_}, f32);  // running Σ exp(s − m)·v
+  if (sinks_.defined()) {  // the sink adds exp(sink − m) to the normaliser and nothing to acc
+    m = sinks_.unsqueeze(-1).expand({B_, n_heads_, R, 1}).clone();
+    l = torch::ones_like(m);
+  }
   const bool in_place = !at::GradMode::is_enabled();
   for (int64_t c0 = k0; c0 < k1; c0 += key_chunk) {
     const auto s = block_scores(q_begin, q_end, c0, std::min(k1, c0 + key_chunk), false);
@@ -518,7 +537,12 @@ WholeAttention whole_attention(const ModelConfig& c, const PositionEncoding& enc
   if (terms.position.defined()) logits = logits + terms.position;
   WholeAttention out;
   out.scores = logits.masked_fill(allowed.logical_not(), kNegInf);
-  out.pattern = torch::softmax(out.scores, -1);
+  if (in.sinks.defined()) {  // HF GptOss eager: the sink as one more column, dropped after
+    const auto sink = in.sinks.to(torch::kFloat32).view({1, H, 1, 1}).expand({out.scores.size(0), H, T, 1});
+    out.pattern = torch::softmax(torch::cat({out.scores, sink}, -1), -1).narrow(-1, 0, out.scores.size(-1));
+  } else {
+    out.pattern = torch::softmax(out.scores, -1);
+  }
   if (terms.position.defined())
     out.position = terms.position.expand(out.scores.sizes()).masked_fill(allowed.logical_not(), 0.0);
   out.cope_gates = terms.cope_gates;
@@ -526,7 +550,6 @@ WholeAttention whole_attention(const ModelConfig& c, const PositionEncoding& enc
   auto z = torch::matmul(out.pattern.to(v.scalar_type()), v);
   if (encoding.has_value_term()) z = z + encoding.value_term(a, out.pattern).to(z.scalar_type());
   out.z = z.transpose(1, 2);
-  (void)H;
   return out;
 }
 

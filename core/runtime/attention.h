@@ -52,6 +52,10 @@ struct LayerAttentionInputs {
   /// Added to the query and key indices the encoding's score terms see
   /// (ForwardOptions::position_offset); the mask reads the indices themselves.
   int64_t position_offset = 0;
+  /// Learned sink logits, [n_heads] of the model (ModelConfig::attention_sinks, gpt-oss), or
+  /// undefined. Each row's softmax then has one more term, exp(sink_h), in its normaliser:
+  /// the patterns sum to 1 − sink share and the row_lse counts the sink.
+  at::Tensor sinks;
 };
 
 /// Which outputs a block computes.
@@ -147,7 +151,8 @@ class LayerAttention {
 
   /// True when output() runs the fused kernel for a layer without maps under `blocking`
   /// (LibTorch 2.x, POSLENS_ATTENTION not "blocked", no CoPE or value term, no logit
-  /// soft-capping (ModelConfig::attn_logit_softcap), no gradients
+  /// soft-capping (ModelConfig::attn_logit_softcap), no learned sinks (SDPA's softmax has no
+  /// extra term), no gradients
   /// recorded (training keeps the blocked path), and no
   /// block sizes set by the caller or POSLENS_ATTENTION_BLOCKS).
   bool fused(const AttentionBlocking& blocking) const;
@@ -199,6 +204,7 @@ class LayerAttention {
   at::Tensor q_, k_, v_, h_;  // q_ [B, heads, T, dh]; k_, v_ [B, n_kv, T, dh]; contiguous
   double scale_;
   double softcap_ = 0.0;     // config.attn_logit_softcap (0: none)
+  at::Tensor sinks_;         // float32 [1, heads, 1] of this head range, or undefined
   bool terms_, value_term_;
   bool fused_;               // the fused kernel may compute this layer (fused() without blocking)
   bool fused_lse_;           // ... and its rows' log-sum-exp (row_lse)

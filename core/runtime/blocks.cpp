@@ -18,7 +18,40 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, d
   return weight * normed.to(x.scalar_type());
 }
 
+/// gpt-oss's expert activation (HF GptOssExperts._apply_gate): gate and up interleaved in
+/// `gate_up` [tokens, 2·d_mlp], g = min(gate, limit), u = clamp(up, ±limit),
+/// (u + 1) · g·σ(1.702·g).
+at::Tensor clamped_swiglu(const at::Tensor& gate_up, double limit) {
+  using torch::indexing::Slice;
+  const auto gate = gate_up.index({Slice(), Slice(0, torch::indexing::None, 2)}).clamp_max(limit);
+  const auto up = gate_up.index({Slice(), Slice(1, torch::indexing::None, 2)}).clamp(-limit, limit);
+  return (up + 1) * (gate * torch::sigmoid(gate * 1.702));
+}
+
+/// MlpType::MoE (HF GptOssMLP): each token's top-k experts by router logit, weighted by the
+/// softmax of those k logits; experts run on their own tokens only.
+at::Tensor mixture_of_experts(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
+  const auto x = h.reshape({-1, c.d_model});
+  const auto router_logits = at::linear(x, w.router, w.router_bias);  // [N, E]
+  const auto [top_logits, top_experts] = router_logits.topk(c.n_experts_per_token, -1);
+  const auto top_weights = torch::softmax(top_logits, -1);  // [N, k]
+  auto out = torch::zeros_like(x);
+  // Experts some token chose, read on the host once per chunk.
+  const auto chosen = std::get<0>(at::_unique(top_experts.flatten())).to(torch::kCPU);
+  for (int64_t i = 0; i < chosen.numel(); ++i) {
+    const int64_t e = chosen[i].item<int64_t>();
+    const auto where = (top_experts == e).nonzero();  // [n, 2]: token, slot
+    const auto tokens = where.select(1, 0), slots = where.select(1, 1);
+    const auto gate_up = torch::addmm(w.experts_gate_up_bias[e], x.index_select(0, tokens), w.experts_gate_up[e]);
+    const auto y = torch::addmm(w.experts_down_bias[e], clamped_swiglu(gate_up, c.swiglu_limit), w.experts_down[e]);
+    const auto weight = top_weights.index({tokens, slots}).unsqueeze(-1);
+    out.index_add_(0, tokens, y * weight);
+  }
+  return out.view(h.sizes());
+}
+
 at::Tensor mlp_whole(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
+  if (c.mlp == MlpType::MoE) return mixture_of_experts(c, w, h);
   if (c.mlp == MlpType::Gated) {
     const auto gate = activation(c.activation, at::linear(h, w.w_gate, w.b_gate));
     return at::linear(gate * at::linear(h, w.w_up, w.b_up), w.w_down, w.b_down);
@@ -84,11 +117,11 @@ at::Tensor embedding_norm(const ModelConfig& c, const ModelWeights& w, const at:
 }
 
 Projections self_attention(const LayerWeights& w) {
-  return {w.w_q, w.b_q, w.w_k, w.b_k, w.w_v, w.b_v, w.w_o, w.b_o, w.q_norm, w.k_norm};
+  return {w.w_q, w.b_q, w.w_k, w.b_k, w.w_v, w.b_v, w.w_o, w.b_o, w.q_norm, w.k_norm, w.attn_sinks};
 }
 
 Projections cross_attention(const LayerWeights& w) {
-  return {w.w_cq, kNone, w.w_ck, kNone, w.w_cv, kNone, w.w_co, kNone, kNone, kNone};
+  return {w.w_cq, kNone, w.w_ck, kNone, w.w_cv, kNone, w.w_co, kNone, kNone, kNone, kNone};
 }
 
 at::Tensor qk_norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight) {
@@ -118,6 +151,7 @@ at::Tensor attention(const Pass& p, int l, const Projections& w, const at::Tenso
   LayerAttentionInputs inputs{l, q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                               pe.scores_read_block_input() ? h : at::Tensor()};
   inputs.position_offset = p.position_offset;
+  inputs.sinks = w.sinks;
   // Maps are recomputed from these (the GUI): self-attention of a one-stack model only.
   if (p.stack == HookStack::Blocks && p.sink.wants_attention_inputs(l)) p.sink.attention_inputs(inputs);
   BlockRequest maps;

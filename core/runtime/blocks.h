@@ -40,6 +40,7 @@ struct Pass {
 struct Projections {
   const at::Tensor &w_q, &b_q, &w_k, &b_k, &w_v, &b_v, &w_o, &b_o;
   const at::Tensor &q_norm, &k_norm;  ///< config.qk_norm's gains; undefined: none
+  const at::Tensor& sinks;            ///< [n_heads] learned sink logits (gpt-oss); undefined: none
 };
 
 /// config.qk_norm applied to a projection `x` [batch, pos, heads, d_head] with gain `weight`:

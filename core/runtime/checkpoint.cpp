@@ -232,8 +232,13 @@ std::string describe(const LoadedModel& loaded) {
       << "d_mlp:             " << c.d_mlp << "\n"
       << "vocab:             " << c.vocab_size << "\n"
       << "n_ctx:             " << c.n_ctx << "\n"
-      << "block:             " << to_string(c.norm) << ", " << to_string(c.mlp) << " "
-      << to_string(c.activation) << " MLP";
+      << "block:             " << to_string(c.norm) << ", ";
+  if (c.mlp == MlpType::MoE)
+    out << "mixture-of-experts MLP (" << c.n_experts << " experts, top " << c.n_experts_per_token
+        << ", clamped SwiGLU at " << c.swiglu_limit << ")";
+  else
+    out << to_string(c.mlp) << " " << to_string(c.activation) << " MLP";
+  if (c.attention_sinks) out << ", a learned attention sink per head";
   if (c.sliding_window) out << ", sliding window " << c.sliding_window;
   if (c.parallel_residual) out << ", parallel attention + MLP";
   if (c.qk_norm != QkNorm::None)

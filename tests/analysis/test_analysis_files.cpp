@@ -195,7 +195,7 @@ TEST(AnalysisFiles, HeinsenStatesRoundTrip) {
       });
 }
 
-TEST(AnalysisFiles, HeadMetricsRoundTripAndAnotherMetricListIsRefused) {
+TEST(AnalysisFiles, HeadMetricsRoundTripEarlierFilesReadAndAnotherMetricListIsRefused) {
   HeadMetrics m;
   m.values = torch::rand({2, 3, static_cast<int64_t>(head_metric_names().size())}, torch::kDouble);
   m.induction_ids = {3, 4, 3, 4};
@@ -217,6 +217,18 @@ TEST(AnalysisFiles, HeadMetricsRoundTripAndAnotherMetricListIsRefused) {
                       {}, {}, {}, this_version());
   EXPECT_THAT(test::error_of([&] { read_head_metrics_hdf5(Hdf5Reader(path)); }),
               HasSubstr("few.h5: its head metrics are not this version's (2 metrics)"));
+  // A file of an earlier version (the metrics before learned_sink) reads with that column NaN.
+  const auto& names = head_metric_names();
+  const std::vector<std::string> earlier(names.begin(), names.end() - 1);
+  const auto older = (test::scratch_dir() / "earlier.h5").string();
+  const auto values = torch::rand({2, 3, static_cast<int64_t>(earlier.size())}, torch::kDouble);
+  write_analysis_hdf5(older,
+                      {{std::string(kHeadsGroup) + "/values", values, {}, {"layer", "head", "metric"}, {}},
+                       {std::string(kHeadsGroup) + "/metrics", {}, earlier, {"metric"}, {}}},
+                      {}, {}, {}, this_version());
+  const auto read = read_head_metrics_hdf5(Hdf5Reader(older));
+  EXPECT_TRUE(read.values.narrow(2, 0, values.size(2)).equal(values));
+  EXPECT_TRUE(torch::isnan(read.values.select(2, -1)).all().item<bool>());
 }
 
 TEST(AnalysisFiles, UShapeRoundTrip) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -13,6 +14,8 @@
 
 #include "analysis/heads.h"
 #include "core/base/error.h"
+#include "core/formats/safetensors.h"
+#include "core/runtime/checkpoint.h"
 #include "random_model.h"
 
 namespace poslens {
@@ -56,19 +59,22 @@ TEST_P(StreamedHeadMetrics, EqualTheWholeMapMetrics) {
                              share ? stack(HookKind::AttnScores, b) : at::Tensor(),
                              share ? stack(HookKind::PosScores, b) : at::Tensor(), ids[b])
                     .values / static_cast<double>(B);
-  const int64_t n_metrics = static_cast<int64_t>(head_metric_names().size()), share_column = n_metrics - 1;
-  if (B > 1) expected.select(2, share_column).fill_(NAN);  // position share of a batch: not averaged
-  for (int64_t m = 0; m < (B > 1 ? share_column : n_metrics); ++m)
+  const auto& names = head_metric_names();
+  const int64_t n_metrics = static_cast<int64_t>(names.size());
+  const int64_t share_column = std::find(names.begin(), names.end(), "position_share") - names.begin();
+  for (int64_t m = 0; m < n_metrics; ++m) {
+    if (B > 1 && m == share_column) continue;  // position share of a batch: not averaged
     for (int64_t l = 0; l < 2; ++l)
       for (int64_t h = 0; h < 4; ++h) {
         const double want = expected[l][h][m].item<double>(), got = streamed[l][h][m].item<double>();
         if (std::isnan(want)) {
-          EXPECT_TRUE(std::isnan(got)) << head_metric_names()[m];
+          EXPECT_TRUE(std::isnan(got)) << names[m];
           continue;
         }
         EXPECT_NEAR(got, want, 1e-6 * std::max(1.0, std::abs(want)))
-            << head_metric_names()[m] << " of layer " << l << " head " << h;
+            << names[m] << " of layer " << l << " head " << h;
       }
+  }
   EXPECT_EQ(std::isnan(streamed[0][0][share_column].item<double>()), !share);
 }
 
@@ -85,14 +91,41 @@ INSTANTIATE_TEST_SUITE_P(Models, StreamedHeadMetrics,
 namespace poslens {
 namespace {
 
+// gpt-oss's learned sinks: the learned_sink column is the mass HF's own patterns leave to the
+// sink (1 − their row sums, tests/data/models/gpt_oss), per layer and head; NaN for a model
+// without sinks.
+TEST(HeadMetrics, LearnedSinkShareIsWhatTheKeysDoNotTake) {
+  const std::string dir = std::string(POSLENS_SOURCE_DIR) + "/tests/data/models/gpt_oss";
+  const auto loaded = load_checkpoint(dir, {"cpu", "float32", ""});
+  const SafetensorsFile ref(dir + "/reference.safetensors");
+  const auto ids_tensor = ref.load("input_ids").to(torch::kLong).flatten().contiguous();
+  const std::vector<int64_t> ids(ids_tensor.data_ptr<int64_t>(), ids_tensor.data_ptr<int64_t>() + ids_tensor.numel());
+  HeadMetricsOptions no_induction;
+  no_induction.induction_length = 0;
+  const auto m = compute_head_metrics(loaded, ids, {}, no_induction);
+  const auto& names = head_metric_names();
+  const int64_t column = std::find(names.begin(), names.end(), "learned_sink") - names.begin();
+  ASSERT_LT(column, static_cast<int64_t>(names.size()));
+  for (int64_t l = 0; l < 4; ++l) {
+    const auto expected = 1.0 - ref.load("attentions." + std::to_string(l)).to(torch::kDouble)[0].sum(-1).mean(-1);
+    for (int64_t h = 0; h < 4; ++h)
+      EXPECT_NEAR(m.values[l][h][column].item<double>(), expected[h].item<double>(), 1e-6) << "layer " << l << " head " << h;
+  }
+  EXPECT_GT(m.values.select(2, column).max().item<double>(), 0.5);  // a head gives the sink most of its rows
+
+  const auto smollm3 = load_checkpoint(std::string(POSLENS_SOURCE_DIR) + "/tests/data/models/smollm3", {"cpu", "float32", ""});
+  const auto without = compute_head_metrics(smollm3, {3, 4, 5, 6}, {}, no_induction);
+  EXPECT_TRUE(torch::isnan(without.values.select(2, column)).all().item<bool>());
+}
+
 TEST(HeadMetricsCsv, OneRowPerHeadNineDigitsAndEmptyForNaN) {
-  std::vector<double> values = {1.5, 2, 0.25, 0.5, 0.75, 1, 1.0 / 3, 0, 0.5, NAN,
-                                0.125, -3, 0, 0, 0, 0, 1e-12, 1, NAN, 7};
+  std::vector<double> values = {1.5, 2, 0.25, 0.5, 0.75, 1, 1.0 / 3, 0, 0.5, NAN, NAN,
+                                0.125, -3, 0, 0, 0, 0, 1e-12, 1, NAN, 7, 0.25};
   EXPECT_EQ(head_metrics_csv(1, 2, values),
             "layer,head,entropy,mean_distance,sink,sink_2,sink_3,sink_4,previous_token,"
-            "duplicate_token,induction,position_share\n"
-            "0,0,1.5,2,0.25,0.5,0.75,1,0.333333333,0,0.5,\n"
-            "0,1,0.125,-3,0,0,0,0,1e-12,1,,7\n");
+            "duplicate_token,induction,position_share,learned_sink\n"
+            "0,0,1.5,2,0.25,0.5,0.75,1,0.333333333,0,0.5,,\n"
+            "0,1,0.125,-3,0,0,0,0,1e-12,1,,7,0.25\n");
 }
 
 // TransformerLens's head_detector on the patterns of tests/data/analysis/head_detectors.json

@@ -39,9 +39,9 @@ TEST(CliAnalyses, HeadsHasDetectorsSinksAndTheInductionSequence) {
   const Hdf5Reader file((dir / "h.h5").string());
   const auto names = file.read_strings("/analysis/heads/metrics");
   EXPECT_THAT(names, ::testing::ElementsAre("entropy", "mean_distance", "sink", "sink_2", "sink_3", "sink_4",
-                                            "previous_token", "duplicate_token", "induction", "position_share"));
+                                            "previous_token", "duplicate_token", "induction", "position_share", "learned_sink"));
   const auto values = file.read("/analysis/heads/values");
-  EXPECT_EQ(values.sizes(), (std::vector<int64_t>{5, 8, 10}));
+  EXPECT_EQ(values.sizes(), (std::vector<int64_t>{5, 8, 11}));
   // Sinks grow with k; every score lies in [0, 1].
   for (int64_t m = 2; m <= 8; ++m) {
     EXPECT_GE(values.select(2, m).min().item<double>(), 0.0);

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <H5Cpp.h>
 
 #include "app/cli_runner.h"
@@ -117,7 +119,9 @@ TEST(CliArchitectures, InfoNamesEachFamily) {
            {"nanogpt/ckpt.pt", "nanoGPT"}, {"tl_nanogpt", "HookedTransformer"},
            {"qwen3", "q/k RMSNorm per head"}, {"olmo2", "norms on the sublayer outputs"},
            {"gemma3", "local 4: 0-4; global: 5"}, {"smollm3", "global: 0-2; NoPE: 3"},
-           {"gemma2", "soft-capped"}, {"cohere2", "local 4: 0-2; NoPE: 3"}}) {
+           {"gemma2", "soft-capped"}, {"cohere2", "local 4: 0-2; NoPE: 3"},
+           {"gpt_oss", "a learned attention sink per head"}, {"gpt_oss", "4 experts, top 2"},
+           {"qwen3_sliding", "global: 0-1; local 4: 2-3"}}) {
     const auto r = cli("info " + model(name));
     ASSERT_EQ(r.code, 0) << name << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr(expected));
@@ -131,6 +135,31 @@ TEST(CliArchitectures, InfoJsonListsTheLayerTypes) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr(R"("layer_types":["local 4","local 4","local 4","NoPE"])"));
   EXPECT_THAT(r.output, HasSubstr(R"("sliding_window":0,"position_encoding":[]})"));
+}
+
+// gpt-oss: `heads` reports each head's learned-sink share (the learned_sink column, between 0
+// and 1, nonzero), `info --json` the sinks and the experts.
+TEST(CliArchitectures, HeadsReportTheLearnedSinkShareOfGptOss) {
+  REQUIRE_CLI();
+  const auto csv = test::scratch_dir() / "gpt_oss_heads.csv";
+  const auto r = cli("heads " + model("gpt_oss") + " --tokens 5,6,7,8,9,10,11,12,13,14 --induction-length 0 --out " + q(csv));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(csv);
+  std::string header, row;
+  std::getline(in, header);
+  EXPECT_THAT(header, ::testing::EndsWith(",position_share,learned_sink"));
+  int rows = 0;
+  while (std::getline(in, row)) {
+    const double share = std::stod(row.substr(row.rfind(',') + 1));
+    EXPECT_GT(share, 0.0) << row;
+    EXPECT_LT(share, 1.0) << row;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 16);
+  const auto info = cli("info " + model("gpt_oss") + " --json");
+  ASSERT_EQ(info.code, 0) << info.output;
+  EXPECT_THAT(info.output, HasSubstr(R"("attention_sinks":true,"n_experts":4,"n_experts_per_token":2)"));
+  EXPECT_THAT(info.output, HasSubstr(R"("mlp":"moe")"));
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ TEST(CliPositions, AbsoluteDemoWritesItsFourTermsAndHeadsWritesCsv) {
   std::string header, line;
   std::getline(csv, header);
   EXPECT_EQ(header, "layer,head,entropy,mean_distance,sink,sink_2,sink_3,sink_4,previous_token,"
-                    "duplicate_token,induction,position_share");
+                    "duplicate_token,induction,position_share,learned_sink");
   int rows = 0;
   while (std::getline(csv, line)) ++rows;
   EXPECT_EQ(rows, 8);

@@ -287,7 +287,7 @@ TEST_F(FrequenciesWindow, HeadGridColouredByAMetricWithARanking) {
   std::string header, line;
   std::getline(in, header);
   EXPECT_EQ(header, "layer,head,entropy,mean_distance,sink,sink_2,sink_3,sink_4,previous_token,"
-                    "duplicate_token,induction,position_share");
+                    "duplicate_token,induction,position_share,learned_sink");
   int rows = 0;
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, 8);

@@ -44,7 +44,8 @@ HeadsPanel::HeadsPanel(Session& session) : Panel(session) {
   // In head_metric_names() order (analysis/heads.h has each formula).
   for (const char* name : {"entropy", "mean distance", "sink (first token)", "sink (first 2 tokens)",
                            "sink (first 3 tokens)", "sink (first 4 tokens)", "previous token",
-                           "duplicate token", "induction (repeated random tokens)", "position share"})
+                           "duplicate token", "induction (repeated random tokens)", "position share",
+                           "learned sink (gpt-oss)"})
     colour_->addItem(tr(name));
   show_row->addRow(tr("Colour"), colour_);
   layout->addLayout(show_row);

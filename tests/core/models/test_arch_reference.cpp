@@ -1,7 +1,7 @@
-// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3 and Cohere 2
+// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3, Cohere 2 and gpt-oss
 // checkpoints in tests/data/models/ against the expected values their own reference code produced
 // (HF transformers' modeling_bloom, modeling_mpt, modeling_bert, modeling_roberta, modeling_qwen3,
-// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
+// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2, modeling_gpt_oss; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
 // patterns captured (blocked attention) and without any map (LibTorch 2.x: the fused kernel).
 // On CUDA (suite Gpu, `ctest -L gpu`) the same in float32, and bfloat16 logits within bf16's
 // precision.
@@ -144,10 +144,22 @@ fs::path qwen3_with(const std::string& key, const nlohmann::json& value) {
   return case_with("qwen3", key, [&](nlohmann::json& j) { j[key] = value; });
 }
 
-TEST(ArchReference, Qwen3SlidingLayersAreRefusedAndScalingInRopeParametersIsRead) {
-  const auto sliding = qwen3_with("layer_types", {"full_attention", "sliding_attention"});
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(sliding.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("Qwen3 sliding-window layers (use_sliding_window / layer_types) are not supported yet"));
+// Qwen3 with use_sliding_window (transformers 5.17): layers 2 and 3 (from max_window_layers 2)
+// see the last 4 keys. Without layer_types (older configs) the same layers come from
+// max_window_layers; a sliding layer without a window is an error.
+TEST(ArchReference, Qwen3SlidingLayersFromMaxWindowLayers) {
+  expect_parity("qwen3_sliding", case_dir("qwen3_sliding"));
+  const auto loaded = load_checkpoint(case_dir("qwen3_sliding").string(), {"cpu", "float32", ""});
+  EXPECT_EQ(layer_types_summary(loaded.model->config()), "global: 0-1; local 4: 2-3");
+  const auto older = case_with("qwen3_sliding", "layer_types", [](nlohmann::json& j) { j.erase("layer_types"); });
+  EXPECT_EQ(layer_types_summary(load_checkpoint(older.string(), {"cpu", "float32", ""}).model->config()),
+            "global: 0-1; local 4: 2-3");
+  const auto no_window = qwen3_with("layer_types", {"full_attention", "sliding_attention"});
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(no_window.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("Qwen3 sliding_attention layers need a positive sliding_window"));
+}
+
+TEST(ArchReference, Qwen3ScalingInRopeParametersIsRead) {
   const auto linear = qwen3_with("rope_parameters", {{"rope_type", "linear"}, {"factor", 2.0}, {"rope_theta", 50000.0}});
   const auto loaded = load_checkpoint(linear.string(), {"cpu", "float32", ""});
   EXPECT_THAT(loaded.model->config().pe_components.at(0).params_json, HasSubstr("\"rope_type\":\"linear\""));
@@ -221,6 +233,26 @@ TEST(ArchReference, Cohere2LocalRopeLayersAndAGlobalNopeLayer) {
   EXPECT_EQ(model.layer_config(3).sliding_window, 0);
 }
 
+// gpt-oss (transformers 5.17): layers 0, 2 local (window 4), 1, 3 full; a learned sink per head
+// (rows of the reference's patterns sum to 0.25-0.96); YaRN; q/k/v/o biases; 4 experts, top 2,
+// the clamped SwiGLU active (gate_up drawn wide).
+TEST(ArchReference, GptOssSinksAlternatingWindowsYarnAndExperts) {
+  expect_parity("gpt_oss", case_dir("gpt_oss"));
+  const auto loaded = load_checkpoint(case_dir("gpt_oss").string(), {"cpu", "float32", ""});
+  const auto& c = loaded.model->config();
+  EXPECT_EQ(layer_types_summary(c), "local 4: 0, 2; global: 1, 3");
+  EXPECT_TRUE(c.attention_sinks);
+  EXPECT_EQ(c.mlp, MlpType::MoE);
+  EXPECT_EQ(c.n_experts, 4);
+  EXPECT_EQ(c.n_experts_per_token, 2);
+  EXPECT_THAT(loaded.model->position_encoding(0).describe(), HasSubstr("yarn"));
+  const auto text = describe(loaded);
+  EXPECT_THAT(text, HasSubstr("learned attention sink per head"));
+  EXPECT_THAT(text, HasSubstr("4 experts, top 2"));
+  const Reference ref("gpt_oss");
+  EXPECT_LT(ref["attentions.1"].sum(-1).min().item<float>(), 0.5f);  // the sink takes mass
+}
+
 // SmolLM3 (transformers 5.17): RoPE on layers 0-2, none on layer 3 (no_rope_layers [1,1,1,0]).
 TEST(ArchReference, SmolLM3NopeLayerBesideRopeLayers) {
   expect_parity("smollm3", case_dir("smollm3"));
@@ -244,7 +276,7 @@ TEST(ArchReference, SmolLM3NopeLayerBesideRopeLayers) {
 // Per-layer windows and encodings hold in small attention blocks too (POSLENS_ATTENTION_BLOCKS=3,5:
 // windows cut across query blocks and key chunks).
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
-  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2"}) {
+  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;

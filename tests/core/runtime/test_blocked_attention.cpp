@@ -293,6 +293,45 @@ TEST_P(BlockedAttention, RegionsFromTheRowLogSumExpAreThoseOfTheWholeSoftmax) {
 INSTANTIATE_TEST_SUITE_P(EveryMethod, BlockedAttention, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
+// Learned sinks (gpt-oss): one more term exp(sink_h) in every row's normaliser. Whole rows, keys
+// streamed in chunks, the row lse, a region from it and a head range all equal the whole
+// softmax with the sink as an extra column (reference::whole_attention, HF's eager form); the
+// fused kernel is not used (SDPA has no such term).
+TEST(BlockedAttention, LearnedSinksInEveryPath) {
+  const Case window{"rope_sliding_window", R"([{"type": "rope"}])", true, 2, 6};
+  const auto config = config_of(window);
+  const auto model = random_model(config);
+  c10::InferenceMode inference;
+  InputsSink inputs;
+  model.forward(tokens(), inputs);
+  auto in = inputs.layers[1];
+  torch::manual_seed(11);
+  in.sinks = 1.5 * torch::randn({config.n_heads});
+  const auto& pe = model.position_encoding();
+  const auto whole = reference::whole_attention(config, pe, in);
+  // Rows lose the sink's mass: they sum to less than one.
+  EXPECT_TRUE((whole.pattern.sum(-1) < 0.999).all().item<bool>());
+  const LayerAttention attention(config, pe, in);
+  EXPECT_FALSE(attention.fused({}));
+  expect_close(attention.output({}, {}), whole.z, "z, default path");
+  expect_close(attention.output({}, {4, 5, 0}), whole.z, "z, keys streamed");
+  BlockRequest all;
+  all.scores = all.pattern = all.z = true;
+  const auto b = attention.rows(5, 11, all);
+  const auto rows = [&](const at::Tensor& t, int64_t h0, int64_t n) { return t.narrow(1, h0, n).narrow(2, 5, 6); };
+  expect_close(b.pattern, rows(whole.pattern, 0, 4).narrow(3, b.k_begin, b.k_end - b.k_begin), "pattern");
+  const LayerAttention two_heads(config, pe, in, 1, 2);
+  const auto lse = two_heads.row_lse(5, 11);
+  const auto sink = in.sinks.narrow(0, 1, 2).view({1, 2, 1}).expand({2, 2, 6});
+  expect_close(lse, torch::logaddexp(rows(whole.scores, 1, 2).logsumexp(-1), sink), "row lse with the sink");
+  BlockRequest pattern;
+  pattern.pattern = true;
+  const auto r = two_heads.region(5, 11, 3, 9, pattern, lse);
+  expect_close(r.pattern, rows(whole.pattern, 1, 2).narrow(3, r.k_begin, r.k_end - r.k_begin), "region", 1e-6);
+  in.sinks = torch::zeros({3});
+  EXPECT_THROW(LayerAttention(config, pe, in), Error);
+}
+
 TEST(BlockedAttention, TrainingGradientsMatchOneBlock) {
   // The blocked path stays differentiable: the same loss and gradients as one block.
   const auto config = config_of({"cope_rope", R"([{"type": "rope"}, {"type": "cope", "npos_max": 6}])"});
