@@ -303,7 +303,7 @@ TEST_F(AnalysesWindow, HeadsFileOpensAsATable) {
   ASSERT_TRUE(finish(done, failed));
   EXPECT_EQ(panel->shown().kind, "heads");
   EXPECT_EQ(panel->table()->rowCount(), 8) << "2 layers × 4 heads";
-  EXPECT_EQ(panel->table()->columnCount(), 12) << "layer, head and 10 metrics";
+  EXPECT_EQ(panel->table()->columnCount(), 13) << "layer, head and 11 metrics";
 }
 
 // Chen et al. 2024 Fig. 1's overlay: u-shape over two demo models of different encodings, opened as curves.

@@ -254,8 +254,8 @@ TEST_F(FrequenciesWindow, HeadGridColouredByAMetricWithARanking) {
   ASSERT_TRUE(arrived(metrics, 30000));
   ASSERT_TRUE(heads->metrics());
   const auto m = *heads->metrics();
-  EXPECT_EQ(m.names.size(), 10);
-  EXPECT_EQ(m.values.size(), 2u * 4u * 10u);
+  EXPECT_EQ(m.names.size(), 11);
+  EXPECT_EQ(m.values.size(), 2u * 4u * 11u);
   // The induction score was measured on a repeated sequence that fits text-cope's n_ctx 128.
   EXPECT_FALSE(std::isnan(m.metric(8)[0]));
   EXPECT_EQ(heads->grid()->metricName(), "position share");

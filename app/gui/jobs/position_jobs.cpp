@@ -7,6 +7,7 @@
 
 #include <QObject>
 
+#include <cmath>
 #include <limits>
 
 #include "analysis/heatmap_pooling.h"
@@ -75,11 +76,13 @@ Work positions_job(const RunInput& input, int layer, int head, int cells, int pr
     what.cope = pe.has_cope();
     PooledPositionMaps maps(T, cells);
     auto gate_sums = torch::zeros({1, 1, T}, torch::kDouble), visible = torch::zeros({T}, torch::kDouble);
+    double sink_mass = 0.0;  // Σ over rows of 1 − Σ_j p_ij: what a learned sink takes (gpt-oss)
     const int64_t rows = attention.block_rows({});
     for (int64_t q0 = 0; q0 < T; q0 += rows) {
       const int64_t q1 = std::min(T, q0 + rows);
       const auto b = attention.rows(q0, q1, what);
       maps.add({PositionMapKind::Pattern, layer, head, q0, b.k_begin, T, row_max_normalised(b.pattern[0][0]), b.allowed});
+      if (cfg.attention_sinks) sink_mass += (1.0 - b.pattern[0][0].sum(-1)).sum().item<double>();
       const auto l = logits.logits(layer, head, q0, q1, b.k_begin, b.k_end,
                                    what.position ? b.position[0][0] : at::Tensor());
       maps.add({PositionMapKind::PositionOnly, layer, head, q0, b.k_begin, T,
@@ -99,8 +102,14 @@ Work positions_job(const RunInput& input, int layer, int head, int cells, int pr
     const std::string layer_method = nope_layer ? "NoPE layer: the mask alone" : logits.method();
     view.method = QString::fromStdString(layer_method);
     view.explanation = QString::fromStdString(logits.explanation());
+    // A learned sink's share is the mass the rows do not give to any key.
+    const std::string pattern_title =
+        cfg.attention_sinks ? "attention pattern (the learned sink takes " +
+                                  std::to_string(static_cast<int>(std::lround(100.0 * sink_mass / static_cast<double>(T)))) +
+                                  "% of a row on average)"
+                            : "attention pattern";
     view.pattern = view_map(maps.find(PositionMapKind::Pattern, layer, head), s, layer, head,
-                            HeatmapKind::Probability, "weight / row max", "attention pattern");
+                            HeatmapKind::Probability, "weight / row max", pattern_title);
     view.position = view_map(maps.find(PositionMapKind::PositionOnly, layer, head), s, layer, head,
                              HeatmapKind::Probability, "weight / row max",
                              "position only (" + layer_method + ")");

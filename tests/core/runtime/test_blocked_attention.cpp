@@ -301,9 +301,10 @@ TEST(BlockedAttention, LearnedSinksInEveryPath) {
   const Case window{"rope_sliding_window", R"([{"type": "rope"}])", true, 2, 6};
   const auto config = config_of(window);
   const auto model = random_model(config);
+  const auto& ids = tokens();  // made outside inference mode: the training test reuses them
   c10::InferenceMode inference;
   InputsSink inputs;
-  model.forward(tokens(), inputs);
+  model.forward(ids, inputs);
   auto in = inputs.layers[1];
   torch::manual_seed(11);
   in.sinks = 1.5 * torch::randn({config.n_heads});
