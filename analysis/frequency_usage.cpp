@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <limits>
+
 #include "analysis/probe.h"
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
@@ -32,7 +34,8 @@ at::Tensor chunk_norms(const at::Tensor& x, const RotaryInfo& rotary) {
 }
 
 FrequencyUsageSink::FrequencyUsageSink(int64_t n_layers, int64_t n_heads, int64_t n_kv_heads,
-                                       RotaryInfo rotary) {
+                                       RotaryInfo rotary, std::vector<std::optional<RotaryInfo>> layer_rotary)
+    : layer_rotary_(std::move(layer_rotary)) {
   const int64_t C = rotary.rotary_dim / 2;
   usage_.q_norm = torch::full({n_layers, n_heads, C}, std::numeric_limits<double>::quiet_NaN(), torch::kDouble);
   usage_.k_norm = torch::full({n_layers, n_kv_heads, C}, std::numeric_limits<double>::quiet_NaN(), torch::kDouble);
@@ -42,8 +45,11 @@ FrequencyUsageSink::FrequencyUsageSink(int64_t n_layers, int64_t n_heads, int64_
 void FrequencyUsageSink::attention_inputs(const LayerAttentionInputs& in) {
   if (in.layer < 0 || in.layer >= usage_.q_norm.size(0)) return;
   torch::NoGradGuard no_grad;
-  usage_.q_norm[in.layer].copy_(chunk_norms(in.q, usage_.rotary));
-  usage_.k_norm[in.layer].copy_(chunk_norms(in.k, usage_.rotary));
+  const auto layer = static_cast<size_t>(in.layer);
+  if (!layer_rotary_.empty() && (layer >= layer_rotary_.size() || !layer_rotary_[layer])) return;  // NoPE: NaN
+  const auto& rotary = layer_rotary_.empty() ? usage_.rotary : *layer_rotary_[layer];
+  usage_.q_norm[in.layer].copy_(chunk_norms(in.q, rotary));
+  usage_.k_norm[in.layer].copy_(chunk_norms(in.k, rotary));
 }
 
 FrequencyUsage compute_frequency_usage(const LoadedModel& loaded, const std::vector<int64_t>& ids,
@@ -56,7 +62,10 @@ FrequencyUsage compute_frequency_usage(const LoadedModel& loaded, const std::vec
   if (!rotary)
     throw Error("frequency usage needs rotary components (RoPE, HoPE); this model's position encoding is " +
                 loaded.model->position_encoding().describe());
-  FrequencyUsageSink sink(cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, *rotary);
+  std::vector<std::optional<RotaryInfo>> layer_rotary;
+  if (cfg.per_layer_schemes())
+    for (int l = 0; l < cfg.n_layers; ++l) layer_rotary.push_back(loaded.model->position_encoding(l).rotary_info(T));
+  FrequencyUsageSink sink(cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, *rotary, std::move(layer_rotary));
   c10::InferenceMode inference;
   ForwardOptions options;
   options.logits = LogitsReturned::None;

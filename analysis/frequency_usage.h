@@ -8,6 +8,7 @@
 // frequency components a head uses carry positional patterns; its lowest frequencies carry
 // content ("semantic channels"). Streamed from each layer's attention inputs.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -39,7 +40,11 @@ at::Tensor chunk_norms(const at::Tensor& x, const RotaryInfo& rotary);
 /// Collects chunk_norms() of every layer's q and k from the forward's attention inputs.
 class FrequencyUsageSink : public HookSink {
  public:
-  FrequencyUsageSink(int64_t n_layers, int64_t n_heads, int64_t n_kv_heads, RotaryInfo rotary);
+  /// `layer_rotary`: each layer's own rotation where the layers differ (per-layer schemes: a
+  /// local base, another attention factor), empty for a NoPE layer, whose rows stay NaN (its
+  /// pairs never turn); empty: every layer rotates by `rotary`.
+  FrequencyUsageSink(int64_t n_layers, int64_t n_heads, int64_t n_kv_heads, RotaryInfo rotary,
+                     std::vector<std::optional<RotaryInfo>> layer_rotary = {});
   bool wants(const HookPoint&) const override { return false; }
   bool wants_attention_inputs(int) const override { return true; }
   void attention_inputs(const LayerAttentionInputs& inputs) override;
@@ -47,9 +52,12 @@ class FrequencyUsageSink : public HookSink {
 
  private:
   FrequencyUsage usage_;
+  std::vector<std::optional<RotaryInfo>> layer_rotary_;
 };
 
 /// One forward pass of a rotary model over `ids` (a batch of one). `progress` counts layers.
+/// Models whose layers differ: each layer's chunks by its own rotation (its attention factor),
+/// NoPE layers NaN; `rotary` (the θ axis of the views) is the global layers'.
 /// Throws poslens::Error for a model without rotary components (RoPE, HoPE, partial or scaled
 /// RoPE have them), an encoder–decoder model, empty or bad ids; poslens::Cancelled.
 FrequencyUsage compute_frequency_usage(const LoadedModel& model, const std::vector<int64_t>& ids,

@@ -173,6 +173,24 @@ def case_gpt_oss(out: str) -> None:
     save(out, "gpt_oss", model, ids)
 
 
+def case_modernbert(out: str) -> None:
+    """ModernBertForMaskedLM: 4 layers (layer 0 and 3 global, 1 and 2 local: global_attn_every_n_layers 3),
+    bidirectional, local layers see |i - j| <= 2 (local_attention 4), RoPE base 5000 on global layers and 100
+    on local ones (rope_parameters per layer type), layer 0 without an attention norm, fused Wqkv, GeGLU
+    from one Wi, the head norm(gelu(dense)) and the tied decoder with its bias. T = 13."""
+    config = transformers.ModernBertConfig(
+        vocab_size=96, hidden_size=32, intermediate_size=24, num_hidden_layers=4, num_attention_heads=4,
+        max_position_embeddings=64, local_attention=4, global_attn_every_n_layers=3, norm_eps=1e-5,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2,
+        rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 5000.0},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}})
+    config._attn_implementation = "eager"
+    model = transformers.ModernBertForMaskedLM(config).eval()
+    randomize_(model, seed=101)
+    ids = torch.randint(3, 96, (1, 13), generator=torch.Generator().manual_seed(102))
+    save(out, "modernbert", model, ids)
+
+
 def save(out: str, case: str, model, ids: torch.Tensor) -> None:
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
@@ -190,7 +208,8 @@ def save(out: str, case: str, model, ids: torch.Tensor) -> None:
 
 
 CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
-         "smollm3": case_smollm3, "cohere2": case_cohere2, "gpt_oss": case_gpt_oss}
+         "smollm3": case_smollm3, "cohere2": case_cohere2, "gpt_oss": case_gpt_oss,
+         "modernbert": case_modernbert}
 
 
 def main() -> None:

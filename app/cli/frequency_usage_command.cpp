@@ -36,6 +36,10 @@ void usage(const UsageCommand& c) {
   std::cout << "frequency-usage: " << u.q_norm.size(0) << " layers × " << u.q_norm.size(1) << " heads × "
             << u.q_norm.size(2) << " components (" << to_string(u.rotary.pairing) << " pairs)\n";
   for (int64_t l = 0; l < mean.size(0); ++l) {
+    if (mean[l].isnan().all().item<bool>()) {
+      std::cout << "  layer " << l << ": " << p.model.model->config().layer_type(l) << ", not rotated (left empty)\n";
+      continue;
+    }
     const int64_t top = mean[l].argmax().item<int64_t>();
     std::cout << "  layer " << l << ": largest mean ‖q‖ on component " << top << " (θ = "
               << u.rotary.theta[top].item<double>() << " rad/position), " << std::setprecision(4)

@@ -101,7 +101,7 @@ const std::vector<arch::ArchitectureEntry>& registry() {
                         arch::gemma_architectures, arch::olmo_architectures,
                         arch::bloom_architectures, arch::mpt_architectures, arch::cohere_architectures,
                         arch::gpt_oss_architectures,
-                        arch::bert_architectures, arch::nanogpt_architectures,
+                        arch::bert_architectures, arch::modernbert_architectures, arch::nanogpt_architectures,
                         arch::transformer_lens_architectures, arch::t5_architectures,
                         arch::poslens_architectures}) {
       auto entries = family();

@@ -80,6 +80,7 @@ std::vector<ArchitectureEntry> mpt_architectures();
 std::vector<ArchitectureEntry> cohere_architectures();  ///< Cohere2ForCausalLM
 std::vector<ArchitectureEntry> gpt_oss_architectures();  ///< GptOssForCausalLM
 std::vector<ArchitectureEntry> bert_architectures();  ///< + RoBERTa
+std::vector<ArchitectureEntry> modernbert_architectures();  ///< ModernBertForMaskedLM
 std::vector<ArchitectureEntry> nanogpt_architectures();
 std::vector<ArchitectureEntry> transformer_lens_architectures();
 std::vector<ArchitectureEntry> t5_architectures();  ///< + mT5

@@ -63,14 +63,16 @@ void ModelConfig::validate() const {
     throw Error(architecture + " config: a mixture of experts needs 1 <= n_experts_per_token (" +
                 std::to_string(n_experts_per_token) + ") <= n_experts (" + std::to_string(n_experts) + ")");
   if (n_encoder_layers < 0) throw Error(architecture + " config: n_encoder_layers must not be negative");
+  if (!first_attn_norm && norm_placement != NormPlacement::Pre)
+    throw Error(architecture + " config: only a pre-norm block can leave layer 0's attention norm out");
   if (norm_placement != NormPlacement::Pre && parallel_residual)
     throw Error(architecture + " config: only a pre-norm block can be parallel");
   if (!layer_schemes.empty()) {
     if (static_cast<int64_t>(layer_schemes.size()) != n_layers)
       throw Error(architecture + " config: " + std::to_string(layer_schemes.size()) + " layer schemes for " +
                   std::to_string(n_layers) + " layers");
-    if (encoder_decoder() || !causal)
-      throw Error(architecture + " config: per-layer schemes are only supported in a causal decoder");
+    if (encoder_decoder())
+      throw Error(architecture + " config: per-layer schemes are not supported in an encoder–decoder model");
     for (const auto& s : layer_schemes)
       if (s.sliding_window < 0) throw Error(architecture + " config: a layer's sliding_window must not be negative");
   }
@@ -89,7 +91,10 @@ ModelConfig ModelConfig::layer_config(int64_t l) const {
 std::string ModelConfig::layer_type(int64_t l) const {
   const int64_t window = layer_schemes.empty() ? sliding_window : layer_schemes.at(static_cast<size_t>(l)).sliding_window;
   const bool nope = !layer_schemes.empty() && layer_schemes.at(static_cast<size_t>(l)).pe_components.empty();
-  std::string type = window > 0 ? "local " + std::to_string(window) : std::string("global");
+  const bool both_sides = window_both_sides && !causal;
+  std::string type = window <= 0   ? std::string("global")
+                     : both_sides ? "local ±" + std::to_string(window - 1)
+                                  : "local " + std::to_string(window);
   return nope ? (window > 0 ? "NoPE " + type : std::string("NoPE")) : type;
 }
 
@@ -160,6 +165,7 @@ std::string ModelConfig::to_json() const {
   j["mlp_bias"] = mlp_bias;
   j["tie_word_embeddings"] = tie_word_embeddings;
   j["sliding_window"] = sliding_window;
+  if (window_both_sides) j["window_both_sides"] = true;
   j["causal"] = causal;
   j["attn_scale"] = attention_scale();
   j["parallel_residual"] = parallel_residual;
@@ -167,6 +173,7 @@ std::string ModelConfig::to_json() const {
   if (embed_norm) j["embed_norm"] = true;
   if (type_vocab_size) j["type_vocab_size"] = type_vocab_size;
   if (!final_norm) j["final_norm"] = false;
+  if (!first_attn_norm) j["first_attn_norm"] = false;
   if (mlm_head) j["mlm_head"] = true;
   if (clip_qkv != 0.0) j["clip_qkv"] = clip_qkv;
   if (attn_logit_softcap != 0.0) j["attn_logit_softcap"] = attn_logit_softcap;

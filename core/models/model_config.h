@@ -65,6 +65,10 @@ struct ModelConfig {
   bool mlp_bias = false;
   bool tie_word_embeddings = false;
   int64_t sliding_window = 0;  ///< 0: full causal attention (Mistral: keys within the window)
+  /// A bidirectional model's window reaches both ways: keys with |i − j| < sliding_window
+  /// (ModernBERT's local layers, HF `local_attention` / 2 + 1). false: i − j < sliding_window
+  /// only, as for causal models.
+  bool window_both_sides = false;
   bool causal = true;
   /// Multiplies q·k before the softmax; 0 means the usual 1/sqrt(d_head) (T5-style models: 1).
   double attn_scale = 0.0;
@@ -85,6 +89,9 @@ struct ModelConfig {
   int64_t type_vocab_size = 0;
   /// false: no norm between the last layer and the head (post-LN encoders end in one).
   bool final_norm = true;
+  /// false: layer 0's attention reads the embedding norm's output with no norm of its own
+  /// (ModernBERT: its first `attn_norm` is nn.Identity); pre-norm blocks only.
+  bool first_attn_norm = true;
   /// The masked-LM head of BERT/RoBERTa before the unembedding: norm(act(dense(x))) with
   /// `activation`; the unembedding then predicts each (masked) position's own token.
   bool mlm_head = false;
@@ -149,7 +156,8 @@ struct ModelConfig {
   /// for l outside [0, layer_schemes.size()) when there are schemes.
   ModelConfig layer_config(int64_t l) const;
   /// Layer `l`'s type as the views label it: "NoPE" (no position encoding on a model that has
-  /// one elsewhere), "local 4096" (a sliding window of 4096 keys) or "global".
+  /// one elsewhere), "local 4096" (a sliding window of 4096 keys), "local ±64" (a window both
+  /// ways: |i − j| ≤ 64) or "global".
   std::string layer_type(int64_t l) const;
   /// True when the layers differ (layer_schemes non-empty).
   bool per_layer_schemes() const { return !layer_schemes.empty(); }

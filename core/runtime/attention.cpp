@@ -42,6 +42,12 @@ at::Tensor positions(int64_t begin, int64_t end, c10::Device device) {
   return torch::arange(begin, end, torch::dtype(torch::kLong).device(device));
 }
 
+/// What a sliding window compares with its size: i − j, or |i − j| for a window both ways.
+bool both_ways(const ModelConfig& c) { return c.window_both_sides && !c.causal; }
+at::Tensor window_distance(const ModelConfig& c, const at::Tensor& i_minus_j) {
+  return both_ways(c) ? i_minus_j.abs() : i_minus_j;
+}
+
 void check_kv(const at::Tensor& t, const char* name, int64_t B, int64_t Hkv, int64_t T, int64_t dh) {
   if (t.dim() != 4 || t.size(0) != B || t.size(1) != Hkv || t.size(2) != T || t.size(3) != dh)
     throw Error(std::string("attention: ") + name + " must be [" + std::to_string(B) + ", " +
@@ -101,7 +107,7 @@ at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int6
                          c10::Device device) {
   const auto i = positions(q0, q1, device).unsqueeze(1), j = positions(k0, k1, device).unsqueeze(0);
   auto a = config.causal ? j <= i : torch::ones({q1 - q0, k1 - k0}, torch::dtype(torch::kBool).device(device));
-  if (config.sliding_window > 0) a = a & ((i - j) < config.sliding_window);
+  if (config.sliding_window > 0) a = a & (window_distance(config, i - j) < config.sliding_window);
   return a;
 }
 
@@ -207,13 +213,14 @@ bool LayerAttention::records_gradients() const {
 
 std::pair<int64_t, int64_t> LayerAttention::key_range(int64_t q_begin, int64_t q_end) const {
   const int64_t W = config_.sliding_window;
-  return {W > 0 ? std::max<int64_t>(0, q_begin - W + 1) : 0, config_.causal ? q_end : K_};
+  const int64_t last = config_.causal ? q_end : W > 0 && both_ways(config_) ? std::min(K_, q_end + W - 1) : K_;
+  return {W > 0 ? std::max<int64_t>(0, q_begin - W + 1) : 0, last};
 }
 
 int64_t LayerAttention::block_rows(const AttentionBlocking& blocking) const {
   if (blocking.query_rows > 0) return blocking.query_rows;
   const int64_t W = config_.sliding_window;
-  const int64_t widest = W > 0 ? std::min(K_, W + max_block_rows_) : K_;
+  const int64_t widest = W > 0 ? std::min(K_, (both_ways(config_) ? 2 * W : W) + max_block_rows_) : K_;
   const int64_t per_row = B_ * n_heads_ * widest * 4;
   return std::clamp<int64_t>(block_bytes_ / std::max<int64_t>(per_row, 1), 1, max_block_rows_);
 }
@@ -278,6 +285,7 @@ LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int6
   std::vector<std::pair<int64_t, int64_t>> spans;
   if (config_.causal && std::max(q0 + 1, k0) < k1) spans.emplace_back(std::max(q0 + 1, k0), k1);
   if (W > 0 && std::min(q1 - W, k1) > k0) spans.emplace_back(k0, std::min(q1 - W, k1));
+  if (W > 0 && both_ways(config_) && std::max(q0 + W, k0) < k1) spans.emplace_back(std::max(q0 + W, k0), k1);
   if (!spans.empty()) {
     if (at::GradMode::is_enabled()) {  // training: out of place, autograd stays simple
       logits = logits.masked_fill(s.allowed.logical_not(), kNegInf);
@@ -509,7 +517,7 @@ WholeAttention whole_attention(const ModelConfig& c, const PositionEncoding& enc
   const auto device = in.q.device();
   const auto i = positions(0, T, device).unsqueeze(1), j = positions(0, T, device).unsqueeze(0);
   auto allowed = c.causal ? (j <= i) : torch::ones({T, T}, torch::dtype(torch::kBool).device(device));
-  if (c.sliding_window > 0) allowed = allowed & ((i - j) < c.sliding_window);
+  if (c.sliding_window > 0) allowed = allowed & (window_distance(c, i - j) < c.sliding_window);
   const auto k = in.k.repeat_interleave(G, 1), v = in.v.repeat_interleave(G, 1);
   const double scale = c.attention_scale();
   const auto qk = torch::matmul(in.q, k.transpose(-1, -2)).to(torch::kFloat32);

@@ -96,7 +96,8 @@ struct AttentionBlocking {
 };
 
 /// bool [q1 − q0, k1 − k0] on `device`: true where query i may see key j (causal: j <= i;
-/// sliding window: i − j < window; otherwise every key) — a block of allowed_keys().
+/// sliding window: i − j < window, or |i − j| < window where ModelConfig::window_both_sides;
+/// otherwise every key) — a block of allowed_keys().
 at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int64_t k0, int64_t k1,
                          c10::Device device);
 
@@ -129,7 +130,8 @@ class LayerAttention {
   int64_t heads() const { return n_heads_; }
 
   /// The keys rows [q_begin, q_end) may see, as [first, last): causal models end at q_end, a
-  /// sliding window starts at q_begin − window + 1.
+  /// sliding window starts at q_begin − window + 1 (and a window both ways ends at
+  /// q_end + window − 1).
   std::pair<int64_t, int64_t> key_range(int64_t q_begin, int64_t q_end) const;
 
   /// Whole rows [q_begin, q_end) with the outputs `what` asks for. Throws poslens::Error for an

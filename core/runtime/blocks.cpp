@@ -232,7 +232,9 @@ at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& 
     p.emit(HookKind::ResidPost, l, resid_post);
     return resid_post;
   }
-  auto resid_mid = x + attention(p, l, self_attention(w), norm(c, x, w.attn_norm, w.attn_norm_bias));
+  // ModernBERT's layer 0 reads the embedding norm's output as it is (first_attn_norm false).
+  const auto attn_in = l == 0 && !c.first_attn_norm ? x : norm(c, x, w.attn_norm, w.attn_norm_bias);
+  auto resid_mid = x + attention(p, l, self_attention(w), attn_in);
   p.emit(HookKind::ResidMid, l, resid_mid);
   if (cross) {  // T5 decoder: the encoder's output read through the cross-attention
     const auto h = norm(c, resid_mid, w.cross_norm, w.cross_norm_bias);
@@ -258,6 +260,7 @@ at::Tensor head_input(const Pass& p, const ModelWeights& w, const at::Tensor& x)
 
 QkInputNorm attention_input_norm(const ModelConfig& c, const ModelWeights& w, int l) {
   const auto& layer = w.layers.at(static_cast<size_t>(l));
+  if (l == 0 && !c.first_attn_norm) return {};  // ModernBERT: the residual stream as it is
   if (c.norm_placement == NormPlacement::Pre || c.norm_placement == NormPlacement::Sandwich)
     return {layer.attn_norm, layer.attn_norm_bias, true};
   if (l == 0 && c.embed_norm) return {w.embed_norm, w.embed_norm_bias, true};

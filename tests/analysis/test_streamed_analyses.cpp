@@ -132,6 +132,16 @@ TEST(FrequencyUsage, RotatedInputsGiveTheNormsBeforeRotation) {
   }
 }
 
+// A model whose layers differ (SmolLM3: RoPE on layers 0-2, none on layer 3): the NoPE layer's
+// rows stay NaN (its pairs never turn), the rotating layers have their norms.
+TEST(FrequencyUsage, NopeLayersAreLeftEmpty) {
+  const auto smollm3 = load_checkpoint(std::string(POSLENS_SOURCE_DIR) + "/tests/data/models/smollm3", {"cpu", "float32", ""});
+  const auto u = compute_frequency_usage(smollm3, {3, 4, 5, 6, 7, 8});
+  for (int l = 0; l < 3; ++l) EXPECT_TRUE(torch::isfinite(u.q_norm[l]).all().item<bool>()) << "layer " << l;
+  EXPECT_TRUE(torch::isnan(u.q_norm[3]).all().item<bool>());
+  EXPECT_TRUE(torch::isnan(u.k_norm[3]).all().item<bool>());
+}
+
 TEST(FrequencyUsage, RefusesAModelWithoutRotaryComponents) {
   const auto model = loaded(test::small_config(R"([{"type": "alibi"}])"));
   try {

@@ -45,6 +45,13 @@ AnalysisView usage_view(const FrequencyUsage& u, int layer, const std::string& n
   std::tie(v.left, v.right) = frequency_usage_maps(u, layer, name);
   v.title = QObject::tr("Frequency usage of %1, layer %2").arg(q(name)).arg(layer);
   const auto mean = u.q_layer_mean()[layer];
+  v.csv = frequency_usage_csv(u);
+  v.file_stem = QStringLiteral("frequency-usage-%1").arg(q(name));
+  if (mean.isnan().all().item<bool>()) {  // a NoPE layer of a model whose layers differ
+    v.summary = QObject::tr("Layer %1 has no rotation (a NoPE layer): its q and k pairs never turn, so it is left empty.")
+                    .arg(layer);
+    return v;
+  }
   const int64_t top = mean.argmax().item<int64_t>();
   v.summary = QObject::tr("Layer %1's queries are largest on component %2 (θ = %3 rad/position, "
                           "%4 vs median %5): high θ on the left, the semantic low frequencies on the right.")
@@ -53,8 +60,6 @@ AnalysisView usage_view(const FrequencyUsage& u, int layer, const std::string& n
                   .arg(u.rotary.theta[top].item<double>(), 0, 'g', 3)
                   .arg(mean[top].item<double>(), 0, 'g', 3)
                   .arg(mean.median().item<double>(), 0, 'g', 3);
-  v.csv = frequency_usage_csv(u);
-  v.file_stem = QStringLiteral("frequency-usage-%1").arg(q(name));
   return v;
 }
 

@@ -1,7 +1,7 @@
-// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3, Cohere 2 and gpt-oss
+// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3, Cohere 2, gpt-oss and ModernBERT
 // checkpoints in tests/data/models/ against the expected values their own reference code produced
 // (HF transformers' modeling_bloom, modeling_mpt, modeling_bert, modeling_roberta, modeling_qwen3,
-// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2, modeling_gpt_oss; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
+// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2, modeling_gpt_oss, modeling_modernbert; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
 // patterns captured (blocked attention) and without any map (LibTorch 2.x: the fused kernel).
 // On CUDA (suite Gpu, `ctest -L gpu`) the same in float32, and bfloat16 logits within bf16's
 // precision.
@@ -253,6 +253,29 @@ TEST(ArchReference, GptOssSinksAlternatingWindowsYarnAndExperts) {
   EXPECT_LT(ref["attentions.1"].sum(-1).min().item<float>(), 0.5f);  // the sink takes mass
 }
 
+// ModernBERT (transformers 5.17): bidirectional; layers 0 and 3 global (RoPE base 5000), 1 and
+// 2 local with |i − j| ≤ 2 (base 100); layer 0 without an attention norm; GeGLU from one Wi;
+// the MLM head and the tied decoder with its bias.
+TEST(ArchReference, ModernBertLocalWindowsBothWaysAndGlobalLayers) {
+  expect_parity("modernbert", case_dir("modernbert"));
+  const auto loaded = load_checkpoint(case_dir("modernbert").string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  EXPECT_EQ(layer_types_summary(model.config()), "global: 0, 3; local ±2: 1-2");
+  EXPECT_FALSE(model.config().predicts_next_token());
+  EXPECT_THAT(model.position_encoding(0).describe(), HasSubstr("rope_theta=5000"));
+  EXPECT_THAT(model.position_encoding(1).describe(), HasSubstr("rope_theta=100)"));
+  // The window reaches both ways: row 6 of a local layer sees keys 4..8.
+  const auto allowed = allowed_keys(model.layer_config(1), 13, torch::kCPU);
+  EXPECT_TRUE(allowed[6].equal(torch::arange(13).sub(6).abs().le(2)));
+  // Older configs: no layer_types, global_attn_every_n_layers 3 from layer 0.
+  const auto older = case_with("modernbert", "no-layer-types", [](nlohmann::json& j) { j.erase("layer_types"); });
+  EXPECT_EQ(layer_types_summary(load_checkpoint(older.string(), {"cpu", "float32", ""}).model->config()),
+            "global: 0, 3; local ±2: 1-2");
+  const auto biased = case_with("modernbert", "norm-bias", [](nlohmann::json& j) { j["norm_bias"] = true; });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(biased.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("norm_bias true is not supported for ModernBERT"));
+}
+
 // SmolLM3 (transformers 5.17): RoPE on layers 0-2, none on layer 3 (no_rope_layers [1,1,1,0]).
 TEST(ArchReference, SmolLM3NopeLayerBesideRopeLayers) {
   expect_parity("smollm3", case_dir("smollm3"));
@@ -276,7 +299,7 @@ TEST(ArchReference, SmolLM3NopeLayerBesideRopeLayers) {
 // Per-layer windows and encodings hold in small attention blocks too (POSLENS_ATTENTION_BLOCKS=3,5:
 // windows cut across query blocks and key chunks).
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
-  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding"}) {
+  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding", "modernbert"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;

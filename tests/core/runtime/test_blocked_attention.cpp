@@ -35,6 +35,7 @@ struct Case {
   bool causal = true;
   int64_t kv_heads = 4;
   int64_t window = 0;
+  bool both_sides = false;  ///< ModelConfig::window_both_sides (ModernBERT's local layers)
 };
 
 const Case kCases[] = {
@@ -67,11 +68,14 @@ const Case kCases[] = {
     {"cope_sliding_window", R"([{"type": "cope", "npos_max": 6}])", true, 4, 6},
     {"shaw_sliding_window", R"([{"type": "shaw", "max_distance": 3, "values": true}])", true, 4, 6},
     {"alibi_bidirectional_window", R"([{"type": "alibi"}])", false, 4, 6},
+    {"rope_window_both_ways", R"([{"type": "rope"}])", false, 4, 6, true},
+    {"t5_window_both_ways", R"([{"type": "t5", "num_buckets": 8, "max_distance": 12}])", false, 4, 6, true},
 };
 
 ModelConfig config_of(const Case& c) {
   auto config = test::small_config(c.components, c.kv_heads, c.causal);
   config.sliding_window = c.window;
+  config.window_both_sides = c.both_sides;
   return config;
 }
 
