@@ -53,26 +53,15 @@ ModelConfig gemma_config_from_hf(const nlohmann::json& j, const std::string& whe
 
 namespace {
 
-/// Gemma 3's rope parameters of one layer type ("full_attention" / "sliding_attention") as
-/// transformers 5 writes them, or built from the older keys (rope_theta + rope_scaling for
-/// global layers, rope_local_base_freq for local ones).
-nlohmann::json gemma3_rope_parameters(const nlohmann::json& j, const std::string& type, const std::string& where) {
-  if (const auto p = j.find("rope_parameters"); p != j.end() && p->is_object() && p->contains(type)) {
-    if (!(*p)[type].is_object()) throw Error(where + ": rope_parameters." + type + " must be an object");
-    return (*p)[type];
-  }
-  const bool global = type == "full_attention";
-  nlohmann::json params{{"rope_type", "default"}};
-  if (global && j.contains("rope_scaling") && j["rope_scaling"].is_object()) params = j["rope_scaling"];
-  params["rope_theta"] = global ? number_or(j, "rope_theta", 1e6, where) : number_or(j, "rope_local_base_freq", 1e4, where);
-  return params;
-}
-
-/// The "rope" component of one layer type (its theta and, when not default, its scaling).
+/// The "rope" component of one of Gemma 3's layer types: rope_parameters.<type>, or in older
+/// configs rope_theta + rope_scaling for global layers and rope_local_base_freq for local ones.
 PositionComponentSpec gemma3_rope(const nlohmann::json& j, const std::string& type, int64_t d_head,
                                   const std::string& where) {
-  const nlohmann::json holder{{"rope_parameters", gemma3_rope_parameters(j, type, where)}};
-  return rope_component(holder, hf_rope_theta(holder, 1e4, where), RopePairing::HalfSplit, d_head);
+  const bool global = type == "full_attention";
+  nlohmann::json older{{"rope_type", "default"}};
+  if (global && j.contains("rope_scaling") && j["rope_scaling"].is_object()) older = j["rope_scaling"];
+  older["rope_theta"] = global ? number_or(j, "rope_theta", 1e6, where) : number_or(j, "rope_local_base_freq", 1e4, where);
+  return layer_type_rope(j, type, older, d_head, where);
 }
 
 /// What Gemma 2 and 3 share beyond Gemma 1: sandwich norms, the softmax scale

@@ -15,8 +15,6 @@
 // The Hub's original checkpoints hold the experts MXFP4-quantised (`*_blocks`, `*_scales`);
 // PosLens reads the bf16/float32 layout HF writes (save_pretrained of a dequantised model)
 // and names the quantised one as not read.
-#include <algorithm>
-
 #include "core/models/hf_config.h"
 #include "core/formats/tensor_source.h"
 #include "core/base/error.h"

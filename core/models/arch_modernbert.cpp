@@ -18,16 +18,11 @@
 namespace poslens::arch {
 namespace {
 
-/// The rotary component of one layer type, by rope_parameters.<type> or the older key.
+/// The rotary component of one layer type: rope_parameters.<type>, or the older key's base.
 PositionComponentSpec modernbert_rope(const nlohmann::json& j, const std::string& type, const char* older_key,
                                       double older_default, int64_t d_head, const std::string& where) {
-  nlohmann::json params{{"rope_type", "default"}, {"rope_theta", number_or(j, older_key, older_default, where)}};
-  if (const auto p = j.find("rope_parameters"); p != j.end() && p->is_object() && p->contains(type)) {
-    if (!(*p)[type].is_object()) throw Error(where + ": rope_parameters." + type + " must be an object");
-    params = (*p)[type];
-  }
-  const nlohmann::json holder{{"rope_parameters", params}};
-  return rope_component(holder, hf_rope_theta(holder, older_default, where), RopePairing::HalfSplit, d_head);
+  const nlohmann::json older{{"rope_type", "default"}, {"rope_theta", number_or(j, older_key, older_default, where)}};
+  return layer_type_rope(j, type, older, d_head, where);
 }
 
 ModelConfig modernbert_config(const nlohmann::json& j, const std::string& where) {

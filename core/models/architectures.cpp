@@ -57,6 +57,17 @@ PositionComponentSpec rope_component(const nlohmann::json& j, double rope_theta,
   return {"rope", params.dump()};
 }
 
+PositionComponentSpec layer_type_rope(const nlohmann::json& j, const std::string& type, const nlohmann::json& older,
+                                      int64_t d_head, const std::string& where) {
+  nlohmann::json params = older;
+  if (const auto p = j.find("rope_parameters"); p != j.end() && p->is_object() && p->contains(type)) {
+    if (!(*p)[type].is_object()) throw Error(where + ": rope_parameters." + type + " must be an object");
+    params = (*p)[type];
+  }
+  const nlohmann::json holder{{"rope_parameters", params}};
+  return rope_component(holder, hf_rope_theta(holder, 1e4, where), RopePairing::HalfSplit, d_head);
+}
+
 std::vector<bool> hf_sliding_layers(const nlohmann::json& j, int64_t n_layers, int64_t default_pattern,
                                     const std::string& where) {
   std::vector<bool> sliding;

@@ -28,6 +28,13 @@ double hf_rope_theta(const nlohmann::json& j, double fallback, const std::string
 /// rope recipe reads and checks it when the config is read).
 PositionComponentSpec rope_component(const nlohmann::json& j, double rope_theta,
                                      RopePairing pairing, int64_t rotary_dim);
+/// The half-split "rope" component of one layer type ("full_attention" / "sliding_attention")
+/// of a model with a base per layer type (Gemma 3, ModernBERT): `rope_parameters.<type>` as
+/// transformers 5 writes it, else `older`, the parameters the family's older keys give
+/// (rope_type, rope_theta, scaling). Throws poslens::Error when rope_parameters.<type> is not
+/// an object.
+PositionComponentSpec layer_type_rope(const nlohmann::json& j, const std::string& type, const nlohmann::json& older,
+                                      int64_t d_head, const std::string& where);
 /// Which layers are local (sliding-window): HF `layer_types` ("sliding_attention" /
 /// "full_attention", one per layer) or, in configs written before transformers added it, every
 /// `sliding_window_pattern`-th layer (default `default_pattern`) global and the others local

@@ -318,10 +318,10 @@ AttentionBlock LayerAttention::make_block(const Scores& s, const BlockRequest& w
   if (what.pattern || what.z) {
     // exp(−inf − lse) = 0 hides masked keys as the softmax does. A learned sink is one more
     // term of each row's normaliser (whole rows here when no lse is given).
-    const auto row_lse = lse.defined() || !sinks_.defined()
-                             ? lse
-                             : torch::logaddexp(torch::logsumexp(s.logits, -1), sinks_.expand({B_, n_heads_, s.q1 - s.q0}));
-    const auto pattern = row_lse.defined() ? (s.logits - row_lse.unsqueeze(-1)).exp_() : torch::softmax(s.logits, -1);
+    const auto normaliser = lse.defined() || !sinks_.defined()
+                                ? lse
+                                : torch::logaddexp(torch::logsumexp(s.logits, -1), sinks_.expand({B_, n_heads_, s.q1 - s.q0}));
+    const auto pattern = normaliser.defined() ? (s.logits - normaliser.unsqueeze(-1)).exp_() : torch::softmax(s.logits, -1);
     if (what.pattern) out.pattern = pattern;
     if (what.z) out.z = weighted_values(pattern, s);
   }
