@@ -1,5 +1,6 @@
 #include "analysis/analysis_registry.h"
 
+#include "analysis/needle_sweep.h"
 #include "analysis/value_norms.h"
 #include "core/base/error.h"
 #include "core/formats/hdf5_reader.h"
@@ -34,6 +35,9 @@ const std::vector<AnalysisEntry>& analysis_entries() {
        true, S::Analyses},
       {"value-norms", kValueNormsGroup, "Value norms per token and kv head: value-state drains beside the sinks",
        true, true, S::Analyses, run_value_norms, read_value_norms},
+      {"needle-sweep", kNeedleSweepGroup,
+       "Needle sweep: the answer's loss and the attention on a needle hidden at several depths", true, true,
+       S::Analyses, run_needle_sweep, read_needle_sweep},
   };
   return entries;
 }

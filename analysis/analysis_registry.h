@@ -32,6 +32,7 @@ inline constexpr char kLengthLossGroup[] = "/analysis/length_loss";
 inline constexpr char kPositionOffsetGroup[] = "/analysis/position_offset";
 inline constexpr char kHeinsenStatesGroup[] = "/analysis/heinsen";
 inline constexpr char kValueNormsGroup[] = "/analysis/value_norms";
+inline constexpr char kNeedleSweepGroup[] = "/analysis/needle_sweep";
 
 /// Which GUI panel shows an analysis's file (File ▸ Open analysis…).
 enum class ShownIn { Frequencies, PositionMap, Analyses };

@@ -4,33 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/next_token_loss.h"
 #include "core/base/error.h"
 #include "core/runtime/sinks.h"
 #include "core/runtime/transformer.h"
 
 namespace poslens {
-namespace {
-
-/// Sums −ln p(next token) per position from the logits as they stream in chunks.
-class NextTokenLoss : public HookSink {
- public:
-  NextTokenLoss(at::Tensor targets, at::Tensor& sums) : targets_(std::move(targets)), sums_(sums) {}
-  bool wants(const HookPoint& point) const override { return point.kind == HookKind::Logits; }
-  void tensor(const HookPoint&, const at::Tensor& logits, int64_t pos_begin) override {
-    // Positions [pos_begin, pos_begin + n) predict targets [pos_begin, …); the last has none.
-    const int64_t n = std::min(logits.size(1), targets_.size(0) - pos_begin);
-    if (n <= 0) return;
-    const auto log_p = torch::log_softmax(logits[0].narrow(0, 0, n).to(torch::kFloat32), -1);
-    const auto target = targets_.narrow(0, pos_begin, n).to(log_p.device()).unsqueeze(1);
-    sums_.narrow(0, pos_begin, n) -= log_p.gather(1, target).squeeze(1).to(torch::kCPU, torch::kDouble);
-  }
-
- private:
-  at::Tensor targets_;
-  at::Tensor& sums_;
-};
-
-}  // namespace
 
 std::string rope_scaling_json(const std::string& spec, int64_t L) {
   if (spec == "none" || spec.empty()) return "";

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "analysis/interventions.h"
 #include "core/base/error.h"
 #include "core/base/untrusted_json.h"
 #include "core/formats/npy.h"
@@ -21,7 +22,8 @@ void add_model_options(CLI::App* cmd, ModelOptions& model, bool with_device) {
   group->add_option("--tokenizer", model.tokenizer,
                     "tokenizer.json, tokenizer.model, vocab.json (+ merges.txt) or llama2.c "
                     "tokenizer.bin (default: found beside the checkpoint)");
-  if (with_device) {
+  if (with_device) {  // not for info and convert, which describe or write the checkpoint itself
+    add_intervene_option(group, model);
     group->add_option("--device", model.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
     group->add_option("--dtype", model.dtype, "float32, bfloat16 or float16")->capture_default_str();
   }
@@ -110,8 +112,21 @@ LoadOptions load_options(const ModelOptions& model) {
   return options;
 }
 
+void add_intervene_option(CLI::App* group, ModelOptions& model) {
+  group->add_option("--intervene", model.intervene,
+                    "Run with an intervention (repeatable): p-rope=P (the lowest fraction P of RoPE's "
+                    "frequencies unrotated), temperature=LxHy:T or temperature=Lx:T (logits / T), no-sinks");
+}
+
 LoadedModel load_model(const ModelOptions& model) {
-  return load_checkpoint(model.checkpoint, load_options(model));
+  const auto interventions = parse_interventions(model.intervene);  // a typo fails before the load
+  auto loaded = load_checkpoint(model.checkpoint, load_options(model));
+  if (!interventions.empty()) {
+    loaded.model = intervened_model(*loaded.model, interventions);
+    std::cerr << "poslens-cli: running " << model.checkpoint << " with interventions: " << interventions.describe()
+              << "\n";
+  }
+  return loaded;
 }
 
 

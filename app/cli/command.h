@@ -23,6 +23,8 @@ struct ModelOptions {
   std::string tokenizer;
   std::string device = "auto";
   std::string dtype = "float32";
+  /// --intervene values (analysis/interventions.h): load_model() applies them.
+  std::vector<std::string> intervene;
 };
 
 /// The largest input file (--text-file, --tokens-file, standard input) read: 256 MiB, a few
@@ -45,8 +47,8 @@ struct InputOptions {
   mutable std::optional<std::string> file_contents;
 };
 
-/// The positional checkpoint and the "Model" group: --tokenizer, and --device/--dtype when
-/// `with_device`.
+/// The positional checkpoint and the "Model" group: --tokenizer, and --intervene,
+/// --device and --dtype when `with_device`.
 void add_model_options(CLI::App* cmd, ModelOptions& model, bool with_device = true);
 /// The "Input" group, one of: --text (tokenized, BOS first), --tokens (ids as given),
 /// --text-file FILE and --tokens-file FILE (the same from a file: inputs longer than one
@@ -56,7 +58,11 @@ void add_input_options(CLI::App* cmd, InputOptions& input);
 void require_input(const InputOptions& input);
 
 LoadOptions load_options(const ModelOptions& model);
+/// The checkpoint loaded, with model.intervene applied (a model sharing its weights:
+/// analysis/interventions.h; a line on stderr says which). Throws poslens::Error.
 LoadedModel load_model(const ModelOptions& model);
+/// Adds `--intervene` (repeatable) to `group`, bound to `model.intervene`.
+void add_intervene_option(CLI::App* group, ModelOptions& model);
 /// The input's ids: --tokens / --tokens-file parsed against the vocabulary (ids separated by
 /// commas, spaces or line breaks, or a .npy of integers: core/formats/npy.h), or --text /
 /// --text-file encoded by the model's tokenizer. Files are read at most once (kMaxInputFileBytes).

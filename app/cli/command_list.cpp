@@ -31,6 +31,7 @@ Command divergence_command();
 Command length_loss_command();
 Command heinsen_states_command();
 Command position_offset_command();
+Command needle_sweep_command();
 Command sweep_command();
 Command merge_command();
 Command tokenize_command();
@@ -55,6 +56,7 @@ constexpr AnalysisCommand kAnalysisCommands[] = {
     {"length-loss", length_loss_command},
     {"position-offset", position_offset_command},
     {"heinsen-states", heinsen_states_command},
+    {"needle-sweep", needle_sweep_command},
 };
 
 }  // namespace

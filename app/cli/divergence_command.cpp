@@ -24,7 +24,10 @@ struct DivergenceCommand {
 };
 
 void divergence(const DivergenceCommand& c) {
-  auto p = prepare_analysis("divergence", c.model, c.input, c.out);
+  // --intervene applies to the second model: `divergence M M --intervene X` is X's before/after.
+  ModelOptions first = c.model;
+  first.intervene.clear();
+  auto p = prepare_analysis("divergence", first, c.input, c.out);
   ModelOptions other = c.model;
   other.checkpoint = c.second;
   other.tokenizer.clear();  // its own, to check it reads the text the same way
@@ -66,7 +69,8 @@ Command divergence_command() {
                 "Row-wise Jensen–Shannon divergence between two models' attention patterns on one "
                 "input, per head");
             add_model_options(cmd, c->model);
-            cmd->add_option("second", c->second, "The checkpoint to compare with (same layers and heads)")
+            cmd->add_option("second", c->second,
+                            "The checkpoint to compare with (same layers and heads); --intervene applies to it")
                 ->required();
             add_input_options(cmd, c->input);
             cmd->add_option("--out", c->out, "Output file: .h5 or .csv")->required();

@@ -14,12 +14,13 @@ bool figures_available() {
 #endif
 }
 
-CLI::Option* add_figure_option(CLI::App* cmd, std::string& figure, const std::string& what) {
+CLI::Option* add_figure_option(CLI::App* cmd, std::string& figure, const std::string& what,
+                               const std::string& name) {
   const CLI::Validator drawable(
       [](std::string& path) -> std::string {
         if (!figures_available())
           return "this poslens-cli was built without Qt (POSLENS_BUILD_GUI=OFF), so it draws no "
-                 "figures; leave --figure out (the HDF5 output has every number)";
+                 "figures; leave the figure out (the HDF5 output has every number)";
         auto suffix = std::filesystem::path(path).extension().string();
         std::transform(suffix.begin(), suffix.end(), suffix.begin(),
                        [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -28,7 +29,7 @@ CLI::Option* add_figure_option(CLI::App* cmd, std::string& figure, const std::st
         return "";
       },
       "FILE.png|.pdf|.svg", "figure");
-  return cmd->add_option("--figure", figure, what)->check(drawable);
+  return cmd->add_option(name, figure, what)->check(drawable);
 }
 
 }  // namespace poslens::cli

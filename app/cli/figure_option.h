@@ -11,9 +11,10 @@ namespace poslens::cli {
 /// POSLENS_CLI_FIGURES); the GUI-less build for GPU servers does not.
 bool figures_available();
 
-/// Adds `--figure FILE` to `cmd` with the help text `what`. At parse time the option is refused
+/// Adds `--figure FILE` (or the option `name`) to `cmd` with the help text `what`. At parse time the option is refused
 /// by a build without Qt ("built without Qt …; the HDF5 output has every number") and, in a
 /// build with it, a FILE whose suffix is not .png, .pdf or .svg (any case).
-CLI::Option* add_figure_option(CLI::App* cmd, std::string& figure, const std::string& what);
+CLI::Option* add_figure_option(CLI::App* cmd, std::string& figure, const std::string& what,
+                               const std::string& name = "--figure");
 
 }  // namespace poslens::cli

@@ -105,6 +105,7 @@ Command length_loss_command() {
             group->add_option("--tokenizer", c->model.tokenizer, "Tokenizer file (default: found beside the checkpoint)");
             group->add_option("--device", c->model.device, "cpu, cuda, cuda:N or auto")->capture_default_str();
             group->add_option("--dtype", c->model.dtype, "float32, bfloat16 or float16")->capture_default_str();
+            add_intervene_option(group, c->model);
             auto* text = cmd->add_option("--text", c->text, "The text");
             auto* file = cmd->add_option("--text-file", c->text_file, "A text file (real text, e.g. Debian's fortunes)");
             text->excludes(file);

@@ -83,6 +83,9 @@ std::string RotaryEncoding::describe() const {
   out << "RoPE (" << to_string(pairing_) << " pairs, rope_theta=" << rope_theta_;
   if (rotary_dim_ != d_head_) out << ", rotary_dim=" << rotary_dim_ << " of " << d_head_;
   if (scaling_.type != "default") out << ", rope_scaling=" << scaling_.type << " x" << scaling_.factor;
+  if (scaling_.drop_lowest_fraction > 0)
+    out << ", p-RoPE: lowest " << p_rope_dropped_components(scaling_.drop_lowest_fraction, rotary_dim_) << " of "
+        << rotary_dim_ / 2 << " components unrotated";
   out << ")";
   return out.str();
 }
@@ -101,14 +104,21 @@ std::optional<RotaryInfo> RotaryEncoding::rotary_info(int64_t seq_len) const {
 }
 
 ComponentRecipe rope_recipe(const PositionComponentSpec& spec, const PositionContext& c) {
-  const ComponentParams p(spec, {"rope_theta", "pairing", "rotary_dim", "rope_scaling"});
+  const ComponentParams p(spec, {"rope_theta", "pairing", "rotary_dim", "rope_scaling", "p_rope_drop"});
   const double theta = p.number("rope_theta", 10000.0);
   const int64_t rotary_dim = p.integer("rotary_dim", c.d_head), d_head = c.d_head;
   if (rotary_dim < 2 || rotary_dim > c.d_head || rotary_dim % 2)
     throw Error(p.where() + ": \"rotary_dim\" must be even and in [2, d_head=" +
                 std::to_string(c.d_head) + "], got " + std::to_string(rotary_dim));
   if (!(theta > 0)) throw Error(p.where() + ": \"rope_theta\" must be positive");
-  const auto scaling = rope_scaling_from_hf(p.raw(), theta, rotary_dim, c.n_ctx, p.where());
+  auto scaling = rope_scaling_from_hf(p.raw(), theta, rotary_dim, c.n_ctx, p.where());
+  // p-RoPE, set by the run-time intervention (analysis/interventions.h), never by a checkpoint.
+  scaling.drop_lowest_fraction = p.number("p_rope_drop", 0.0);
+  try {
+    p_rope_dropped_components(scaling.drop_lowest_fraction, rotary_dim);
+  } catch (const Error& e) {
+    throw Error(p.where() + ": \"p_rope_drop\": " + e.what());
+  }
   const auto pairing = p.pairing();
   return {{}, [=](const PositionWeights&) {
             return std::make_unique<RotaryEncoding>(theta, rotary_dim, d_head, pairing, scaling);

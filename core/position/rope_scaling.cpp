@@ -130,10 +130,8 @@ RopeFrequencies longrope(double theta, int64_t d, const RopeScaling& s, int64_t 
   return out;
 }
 
-}  // namespace
-
-RopeFrequencies rope_frequencies_scaled(double rope_theta, int64_t rotary_dim,
-                                        const RopeScaling& scaling, int64_t seq_len) {
+/// The frequencies of the scaling type alone (rope_frequencies_scaled before p-RoPE).
+RopeFrequencies scaled_by_type(double rope_theta, int64_t rotary_dim, const RopeScaling& scaling, int64_t seq_len) {
   const auto& s = scaling;
   if (rotary_dim < 2 || rotary_dim % 2 != 0)
     fail(s, "rotary_dim " + std::to_string(rotary_dim) + " must be even and >= 2");
@@ -159,6 +157,26 @@ RopeFrequencies rope_frequencies_scaled(double rope_theta, int64_t rotary_dim,
   if (s.type == "llama3") return llama3(rope_theta, rotary_dim, s);
   if (s.type == "longrope") return longrope(rope_theta, rotary_dim, s, seq_len);
   fail(s, "unknown type (expected default, linear, dynamic, yarn, llama3 or longrope)");
+}
+
+}  // namespace
+
+int64_t p_rope_dropped_components(double fraction, int64_t rotary_dim) {
+  if (!(fraction >= 0.0 && fraction <= 1.0))
+    throw Error("p-RoPE: the fraction of components to stop rotating must be in [0, 1], got " +
+                std::to_string(fraction));
+  return static_cast<int64_t>(std::floor(fraction * static_cast<double>(rotary_dim / 2) + 0.5));
+}
+
+RopeFrequencies rope_frequencies_scaled(double rope_theta, int64_t rotary_dim,
+                                        const RopeScaling& scaling, int64_t seq_len) {
+  auto f = scaled_by_type(rope_theta, rotary_dim, scaling, seq_len);
+  const int64_t dropped = p_rope_dropped_components(scaling.drop_lowest_fraction, rotary_dim);
+  if (dropped > 0) {  // θ_c falls with c: the lowest frequencies are the last components
+    f.inv_freq = f.inv_freq.clone();
+    f.inv_freq.narrow(0, f.inv_freq.size(0) - dropped, dropped).zero_();
+  }
+  return f;
 }
 
 const char* to_string(RopePairing v) {

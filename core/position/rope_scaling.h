@@ -46,6 +46,12 @@ struct RopeScaling {
   /// longrope: per-frequency rescale factors, each of size rotary_dim/2.
   std::vector<double> short_factor;
   std::vector<double> long_factor;
+  /// p-RoPE (Barbero et al. 2024, "Round and Round We Go! What makes Rotary Positional
+  /// Encodings useful?", arXiv 2410.06205, §6): the lowest-frequency fraction of the rotary
+  /// components, ⌊fraction · rotary_dim/2 + 0.5⌋ of them, rotate by θ_c = 0 — they carry content
+  /// only, like NoPE's. Applied after the scaling above; 0: none, 1: every component (a NoPE
+  /// layer). Not an HF key: PosLens's run-time intervention (the component's "p_rope_drop").
+  double drop_lowest_fraction = 0.0;
 };
 
 struct RopeFrequencies {
@@ -74,12 +80,19 @@ struct RopeFrequencies {
 ///             (1 - s)·theta_c/factor + s·theta_c.  L0 = original_max_position_embeddings.
 ///   longrope: inv_freq = theta_c / ext_c, ext = long_factor if seq_len > L0 else short_factor;
 ///             attention factor: given, else sqrt(1 + ln(factor)/ln(L0)) (1 if factor <= 1).
+/// Then p-RoPE: the last p_rope_dropped_components(drop_lowest_fraction, rotary_dim) entries
+/// of inv_freq (the lowest frequencies) are 0.
 /// Computed in float64 (HF uses float32: differences are at the 1e-7 relative level).
 /// Throws poslens::Error for an unknown type, rotary_dim odd or < 2 (< 4 for dynamic), or a
 /// missing/invalid parameter of the chosen type (factor <= 0, lengths <= 0, low_freq_factor ==
-/// high_freq_factor, factor lists of the wrong size or with entries <= 0).
+/// high_freq_factor, factor lists of the wrong size or with entries <= 0, a p-RoPE fraction
+/// outside [0, 1]).
 RopeFrequencies rope_frequencies_scaled(double rope_theta, int64_t rotary_dim,
                                         const RopeScaling& scaling, int64_t seq_len = 0);
+
+/// How many of the rotary_dim/2 components p-RoPE stops rotating: ⌊fraction · rotary_dim/2 +
+/// 0.5⌋. Throws poslens::Error for a fraction outside [0, 1].
+int64_t p_rope_dropped_components(double fraction, int64_t rotary_dim);
 
 /// Reads HF `rope_scaling` ({"rope_type" | "type", "factor", ...}, modeling_rope_utils) of the
 /// config object `j` (absent or null: type "default") for a model with `rope_theta`,

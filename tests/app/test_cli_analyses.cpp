@@ -201,6 +201,85 @@ TEST(CliAnalyses, LengthLossOfTheRopeSeriesWithScalings) {
   EXPECT_FALSE(std::filesystem::exists(dir / "x.h5"));
 }
 
+TEST(CliAnalyses, NeedleSweepOfTheEnglishRopeDemo) {
+  REQUIRE_CLI();
+  const auto dir = test::scratch_dir();
+  std::string text;
+  for (int i = 0; i < 30; ++i)
+    text += "A man walks into a bar and orders a drink. The barman looks at him and says nothing. ";
+  std::ofstream(dir / "hay.txt") << text;
+  const auto model = demo("english-rope");
+  const std::string needle = " --needle ' The magic word is pumpkin.' --query ' The magic word is' --answer ' pumpkin'";
+  auto r = cli_with_figure("needle-sweep " + model + " --text-file " + q(dir / "hay.txt") + needle +
+                               " --length 200 --depth-count 3 --out " + q(dir / "n.h5"),
+                           dir / "n.png", dir / "n.h5");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("needle-sweep: T = 200 (L = 256)"));
+  EXPECT_THAT(r.output, HasSubstr("depth   0.5: needle at "));
+  EXPECT_THAT(r.output, HasSubstr("needle-sweep: 3 depths at T = 200 (haystack "));
+  const Hdf5Reader file((dir / "n.h5").string());
+  EXPECT_EQ(file.shape("/analysis/needle_sweep/mass"), (std::vector<int64_t>{3, 4, 4, 4}));
+  EXPECT_EQ(file.read_strings("/analysis/needle_sweep/segments"),
+            (std::vector<std::string>{"begin", "needle", "context", "end"}));
+  const auto loss = file.read("/analysis/needle_sweep/loss");
+  EXPECT_GT(loss.min().item<double>(), 0.0);
+  const auto mass = file.read("/analysis/needle_sweep/mass").to(torch::kDouble);
+  EXPECT_TRUE(torch::allclose(mass.sum(-1), torch::ones({3, 4, 4}, torch::kDouble), 1e-4, 1e-4));
+  const auto begins = file.read("/analysis/needle_sweep/needle_begin");
+  EXPECT_LT(begins[0].item<int64_t>(), begins[1].item<int64_t>());
+  if (kCliDrawsFigures) EXPECT_GT(std::filesystem::file_size(dir / "n.png"), 1000u);
+  r = cli("needle-sweep " + model + " --text-file " + q(dir / "hay.txt") + " --depths 0.2,0.9 --length 120 --out " +
+          q(dir / "n.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream csv(dir / "n.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "depth,needle_begin,loss,layer,layer_type,head,begin,needle,context,end");
+  r = cli("needle-sweep " + model + " --text-file " + q(dir / "hay.txt") + " --depths 0.2,x --out " + q(dir / "x.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--depths: \"x\" is not a number"));
+  r = cli("needle-sweep " + model + " --text 'too short' --length 200 --out " + q(dir / "x.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("fewer than the"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.h5"));
+}
+
+TEST(CliAnalyses, InterventionsBeforeAndAfterThroughDivergenceAndLengthLoss) {
+  REQUIRE_CLI();
+  const auto dir = test::scratch_dir();
+  const auto model = demo("english-rope");
+  const std::string text = " --text 'The old man walked to the market to buy some bread and a little milk.'";
+  // The same checkpoint against itself: nothing; against itself with p-RoPE: the patterns move.
+  auto r = cli("divergence " + model + " " + model + text + " --out " + q(dir / "same.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = cli("divergence " + model + " " + model + text + " --intervene p-rope=0.5 --out " + q(dir / "half.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("with interventions: p-RoPE 0.5"));
+  const auto same = Hdf5Reader((dir / "same.h5").string()).read("/analysis/divergence/per_head");
+  const auto half = Hdf5Reader((dir / "half.h5").string()).read("/analysis/divergence/per_head");
+  EXPECT_LT(same.abs().max().item<double>(), 1e-6);
+  EXPECT_GT(half.max().item<double>(), 1e-3);
+  // The loss per position with every frequency stopped (p = 1: a NoPE forward of RoPE weights).
+  std::string fortunes;
+  for (int i = 0; i < 20; ++i) fortunes += "A man walks into a bar and orders a drink. The barman says nothing. ";
+  std::ofstream(dir / "text.txt") << fortunes;
+  const std::string loss = "length-loss " + model + " --text-file " + q(dir / "text.txt") + " --length 128 --windows 2";
+  ASSERT_EQ(cli(loss + " --out " + q(dir / "before.h5")).code, 0);
+  r = cli(loss + " --intervene p-rope=1 --out " + q(dir / "after.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto before = Hdf5Reader((dir / "before.h5").string()).read("/analysis/length_loss/loss");
+  const auto after = Hdf5Reader((dir / "after.h5").string()).read("/analysis/length_loss/loss");
+  EXPECT_GT(after.mean().item<double>(), before.mean().item<double>()) << "RoPE's positions mattered to it";
+  r = cli("heads " + model + text + " --intervene temperature=L9H0:2 --out " + q(dir / "x.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("temperature on layer 9: the model has 4 layers"));
+  r = cli("heads " + model + text + " --intervene p-rope=2 --out " + q(dir / "x.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--intervene p-rope=2: p must be in [0, 1]"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.h5"));
+  EXPECT_EQ(cli("info " + model + " --intervene no-sinks").code, 2) << "info describes the checkpoint itself";
+}
+
 TEST(CliAnalyses, PositionOffsetLeavesRopeAndMovesAbsolute) {
   REQUIRE_CLI();
   const auto dir = test::scratch_dir();

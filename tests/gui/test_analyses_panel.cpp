@@ -368,7 +368,7 @@ TEST_F(AnalysesWindow, TheChooserAndTheFileReadersAreTheRegistrys) {
     }
   }
   EXPECT_EQ(panel->choices(), expected);
-  EXPECT_EQ(expected.size(), 7);
+  EXPECT_EQ(expected.size(), 8);
 
   open(demo("flipflop-rope"));
   QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
@@ -414,6 +414,31 @@ TEST_F(AnalysesWindow, ValueNormsRunAndTheCliFileOpenToTheSameView) {
   for (size_t i = 0; i < ran.left.values.size(); ++i)
     EXPECT_NEAR(panel->shown().left.values[i], ran.left.values[i], 1e-5) << i;
   EXPECT_NE(panel->shown().provenance.indexOf("opened from"), -1);
+}
+
+// The needle sweep as the panel runs it: the input is the haystack, the pass key hidden at 11
+// depths; its loss curve beside the mass maps; the CLI's file opens to the same curve.
+TEST_F(AnalysesWindow, NeedleSweepRunsOnTheInputAndItsCliFileOpens) {
+  open(demo("english-rope"));
+  QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
+  panel->run("needle-sweep");
+  ASSERT_TRUE(finish(done, failed));
+  const auto ran = panel->shown();
+  EXPECT_EQ(ran.kind, "needle-sweep");
+  EXPECT_TRUE(ran.has_maps());
+  EXPECT_TRUE(ran.has_curves());
+  EXPECT_EQ(ran.left.rows, 11) << "depth × layer";
+  EXPECT_EQ(ran.right.cols, 4) << "layer × segment";
+  EXPECT_NE(ran.summary.indexOf("11 depths at T = "), -1) << ran.summary.toStdString();
+  const auto dir = test::scratch_dir();
+  ASSERT_TRUE(cli("needle-sweep '" + demo("english-rope") + "' --text '" + kText + "' --depth-count 5 --out '" +
+                  (dir / "n.h5").string() + "'"));
+  done.clear();
+  panel->openFile(QString::fromStdString((dir / "n.h5").string()));
+  ASSERT_TRUE(finish(done, failed));
+  EXPECT_EQ(panel->shown().kind, "needle-sweep");
+  ASSERT_EQ(panel->shown().curves.y.size(), 1u);
+  EXPECT_EQ(panel->shown().curves.x.size(), 5u);
 }
 
 // A file that crashes libhdf5 itself (tests/data/fuzz/analysis_hdf5) is read in a child

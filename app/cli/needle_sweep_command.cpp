@@ -1,0 +1,142 @@
+// poslens-cli needle-sweep: a needle hidden at K depths of a haystack; per depth the answer's
+// loss and the attention mass on the begin / needle / context / end segments per layer and head
+// (analysis/needle_sweep.h; docs/analyses.md "needle-sweep"); HDF5 or CSV, the loss-against-depth
+// curve as --figure and the mass maps as --maps-figure.
+#include <torch/torch.h>
+
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "analysis/needle_sweep.h"
+#include "analysis/probe.h"
+#include "app/cli/analysis_command.h"
+#include "app/cli/figure_option.h"
+#include "app/cli/figures.h"
+#include "core/base/error.h"
+#include "core/runtime/model_input.h"
+#include "core/runtime/resources.h"
+#include "core/runtime/run.h"
+
+namespace poslens::cli {
+namespace {
+
+struct NeedleSweepCommand {
+  ModelOptions model;
+  InputOptions haystack;
+  std::string needle = kPassKeyNeedle, query = kPassKeyQuery, answer = kPassKeyAnswer;
+  std::string depths;       ///< "0,0.5,1"; empty: evenly spaced
+  int64_t depth_count = 11;
+  int64_t length = 0;       ///< T; 0: L, or the whole haystack when it is shorter
+  int64_t begin_tokens = 4;
+  std::string out, figure, maps_figure;
+};
+
+/// "0, 0.25,1" as numbers. Throws poslens::Error naming a bad one.
+std::vector<double> parse_depths(const std::string& text) {
+  std::vector<double> depths;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    size_t used = 0;
+    double d = 0;
+    try {
+      d = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || item.find_first_not_of(" \t", used) != std::string::npos)
+      throw Error("--depths: \"" + item + "\" is not a number (give depths in [0, 1] separated by commas)");
+    depths.push_back(d);
+  }
+  if (depths.empty()) throw Error("--depths: no depth given");
+  return depths;
+}
+
+void needle_sweep(const NeedleSweepCommand& c) {
+  const auto loaded = load_model(c.model);
+  if (!loaded.tokenizer)
+    throw Error(c.model.checkpoint + ": the needle, query and answer are text, and this model has no tokenizer (" +
+                loaded.tokenizer_note + "); give --tokenizer");
+  NeedleSpec spec;
+  spec.haystack = input_ids(loaded, c.haystack);
+  spec.bos = loaded.model->config().bos_token_id;  // first in every input (as length-loss's windows)
+  if (spec.bos >= 0 && !spec.haystack.empty() && spec.haystack.front() == spec.bos)
+    spec.haystack.erase(spec.haystack.begin());  // not into the haystack
+  spec.needle = loaded.tokenizer->encode(c.needle, false);
+  spec.query = loaded.tokenizer->encode(c.query, false);
+  spec.answer = loaded.tokenizer->encode(c.answer, false);
+  spec.depths = c.depths.empty() ? evenly_spaced_depths(c.depth_count) : parse_depths(c.depths);
+  spec.begin_tokens = c.begin_tokens;
+  const int64_t fixed =
+      (spec.bos >= 0 ? 1 : 0) + static_cast<int64_t>(spec.needle.size() + spec.query.size() + spec.answer.size());
+  const int64_t whole = fixed + static_cast<int64_t>(spec.haystack.size());
+  const int64_t L = training_length(loaded.model->config());
+  spec.length = c.length > 0 ? c.length : (L > 0 ? std::min(L, whole) : whole);
+  for (double d : spec.depths) needle_input(spec, d);  // a bad depth or length fails before any work
+  check_resources("needle-sweep", c.out, int64_t{1} << 20,
+                  forward_working_bytes(loaded.model->config(), 1, spec.length, loaded.model->dtype()));
+  std::cout << "needle-sweep: T = " << spec.length << " (L = " << L << "), needle " << spec.needle.size()
+            << " tokens, query " << spec.query.size() << ", answer " << spec.answer.size() << ", "
+            << spec.depths.size() << " depths\n"
+            << std::flush;
+  const auto s = compute_needle_sweep(loaded, spec, progress_printer("needle-sweep"));
+  for (size_t k = 0; k < s.depths.size(); ++k)
+    std::cout << "  depth " << std::setw(5) << s.depths[k] << ": needle at " << std::setw(6)
+              << s.needle_begin[static_cast<int64_t>(k)].item<int64_t>() << ", answer loss " << std::fixed
+              << std::setprecision(3) << s.loss[static_cast<int64_t>(k)].item<double>() << " nats, needle mass "
+              << s.mass[static_cast<int64_t>(k)].select(2, 1).mean().item<double>() << std::defaultfloat << "\n";
+  AnalysisInput first;
+  first.ids = needle_input(spec, spec.depths.front()).ids;
+  first.labels = token_labels(loaded, first.ids);
+  const std::string source = !c.haystack.text_file.empty()     ? c.haystack.text_file
+                             : !c.haystack.tokens_file.empty() ? c.haystack.tokens_file
+                             : c.haystack.from_tokens()         ? "--tokens"
+                                                                : "--text";
+  const auto r = needle_sweep_result(s, first, checkpoint_name(c.model.checkpoint), source);
+  write_result(
+      c.out, [&] { return r.csv; }, [&](const std::string& out) { r.write_hdf5(out, export_metadata(loaded)); });
+  std::cout << "needle-sweep: " << r.summary << "\n";
+  if (!c.maps_figure.empty()) {
+    write_maps_figure(c.maps_figure, r.maps);
+    std::cout << "wrote " << c.maps_figure << "\n";
+  }
+  finish_figure_and_say(
+      c.figure, [&](const std::string& figure) { write_curves_figure(figure, r.curves); }, c.out);
+}
+
+}  // namespace
+
+Command needle_sweep_command() {
+  auto c = std::make_shared<NeedleSweepCommand>();
+  return {[=](CLI::App& app) {
+            auto* cmd = app.add_subcommand(
+                "needle-sweep",
+                "A needle hidden at several depths of a haystack: the answer's loss and the attention mass on "
+                "the begin, needle, context and end segments per layer and head (Lost in the Middle)");
+            add_model_options(cmd, c->model);
+            add_input_options(cmd, c->haystack);
+            auto* g = cmd->add_option_group("Needle", "What is hidden, asked and expected");
+            g->add_option("--needle", c->needle, "The inserted text")->capture_default_str();
+            g->add_option("--query", c->query, "Appended after the haystack")->capture_default_str();
+            g->add_option("--answer", c->answer, "The expected continuation; its loss is measured")
+                ->capture_default_str();
+            auto* depths = g->add_option("--depths", c->depths, "Relative depths in [0, 1], comma-separated");
+            g->add_option("--depth-count", c->depth_count, "Evenly spaced depths from 0 to 1")
+                ->default_val(c->depth_count)
+                ->check(CLI::PositiveNumber)
+                ->excludes(depths);
+            g->add_option("--length", c->length, "Tokens per input T (default: L, or the whole haystack if shorter)")
+                ->check(CLI::PositiveNumber);
+            g->add_option("--begin-tokens", c->begin_tokens, "Positions of the begin segment (BOS included)")
+                ->default_val(c->begin_tokens)
+                ->check(CLI::NonNegativeNumber);
+            cmd->add_option("--out", c->out, "Output file: .h5 or .csv")->required();
+            add_figure_option(cmd, c->figure, "Also write the loss against depth: .png, .pdf or .svg");
+            add_figure_option(cmd, c->maps_figure, "Also write the mass maps: .png, .pdf or .svg", "--maps-figure");
+            return cmd;
+          },
+          [=] { require_input(c->haystack); },
+          [=] { needle_sweep(*c); }};
+}
+
+}  // namespace poslens::cli
