@@ -198,8 +198,7 @@ AnalysisResult needle_sweep_result(const NeedleSweep& s, const AnalysisInput& in
   auto needle = tensor_heatmap(head_mean.select(2, 1), depth_labels, layer_labels,
                                name + "  mass on the needle from the answer rows (head mean)", "mass");
   needle.row_axis = "needle depth";
-  needle.col_axis = "layer";
-  needle.kind = HeatmapKind::Probability;
+  needle.col_axis = "layer";  // a Value map: its data range, so that masses of a few % show
   auto segments = tensor_heatmap(head_mean.mean(0), layer_labels, needle_segment_names(),
                                  name + "  mass per segment (mean over depths and heads)", "mass");
   segments.row_axis = "layer";
