@@ -47,8 +47,7 @@ NeedleInput needle_input(const NeedleSpec& spec, double depth) {
   if (spec.needle.empty()) throw Error("needle sweep: the needle is empty");
   if (spec.answer.empty()) throw Error("needle sweep: the answer is empty (its loss is what is measured)");
   if (!(depth >= 0.0 && depth <= 1.0)) throw Error("needle sweep: depth " + g3(depth) + " is outside [0, 1]");
-  const int64_t fixed = (spec.bos >= 0 ? 1 : 0) + static_cast<int64_t>(spec.needle.size() + spec.query.size() +
-                                                                        spec.answer.size());
+  const int64_t fixed = spec.fixed_tokens();
   const int64_t available = static_cast<int64_t>(spec.haystack.size());
   const int64_t H = spec.length > 0 ? spec.length - fixed : available;
   if (H < 1)
@@ -70,6 +69,22 @@ NeedleInput needle_input(const NeedleSpec& spec, double depth) {
   in.answer_begin = static_cast<int64_t>(in.ids.size());
   in.ids.insert(in.ids.end(), spec.answer.begin(), spec.answer.end());
   return in;
+}
+
+NeedleSpec needle_spec(const LoadedModel& model, std::vector<int64_t> ids, const std::string& needle,
+                       const std::string& query, const std::string& answer) {
+  if (!model.tokenizer)
+    throw Error("the needle sweep encodes its needle, query and answer with the model's tokenizer, and this model "
+                "has none (" + model.tokenizer_note + ")");
+  NeedleSpec spec;
+  spec.haystack = std::move(ids);
+  spec.bos = model.model->config().bos_token_id;
+  if (spec.bos >= 0 && !spec.haystack.empty() && spec.haystack.front() == spec.bos)
+    spec.haystack.erase(spec.haystack.begin());
+  spec.needle = model.tokenizer->encode(needle, false);
+  spec.query = model.tokenizer->encode(query, false);
+  spec.answer = model.tokenizer->encode(answer, false);
+  return spec;
 }
 
 NeedleSweep compute_needle_sweep(const LoadedModel& loaded, const NeedleSpec& spec, const Progress& progress) {
@@ -228,16 +243,7 @@ AnalysisResult needle_sweep_result(const NeedleSweep& s, const AnalysisInput& in
 }
 
 AnalysisResult run_needle_sweep(const LoadedModel& model, const AnalysisInput& input, const Progress& progress) {
-  if (!model.tokenizer)
-    throw Error("the needle sweep encodes its pass-key needle with the model's tokenizer, and this model has none");
-  NeedleSpec spec;
-  spec.haystack = input.ids;
-  spec.bos = model.model->config().bos_token_id;  // first in every input, as length-loss's windows
-  if (spec.bos >= 0 && !spec.haystack.empty() && spec.haystack.front() == spec.bos)
-    spec.haystack.erase(spec.haystack.begin());
-  spec.needle = model.tokenizer->encode(kPassKeyNeedle, false);
-  spec.query = model.tokenizer->encode(kPassKeyQuery, false);
-  spec.answer = model.tokenizer->encode(kPassKeyAnswer, false);
+  auto spec = needle_spec(model, input.ids, kPassKeyNeedle, kPassKeyQuery, kPassKeyAnswer);
   spec.depths = evenly_spaced_depths(11);
   const auto s = compute_needle_sweep(model, spec, progress);
   AnalysisInput first;

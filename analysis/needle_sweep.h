@@ -43,7 +43,18 @@ struct NeedleSpec {
   /// The "begin" segment: the first positions (BOS included); it stops where a needle at
   /// depth 0 starts.
   int64_t begin_tokens = 4;
+  /// Tokens every input holds besides the haystack: BOS, needle, query and answer.
+  int64_t fixed_tokens() const {
+    return (bos >= 0 ? 1 : 0) + static_cast<int64_t>(needle.size() + query.size() + answer.size());
+  }
 };
+
+/// The spec of `model` for a haystack of `ids`: BOS is the config's, first in every input (as
+/// length-loss's windows) and taken off the haystack when it starts with it; `needle`, `query`
+/// and `answer` encoded by the model's tokenizer, each on its own. Depths and length are left to
+/// the caller. Throws poslens::Error for a model without a tokenizer.
+NeedleSpec needle_spec(const LoadedModel& model, std::vector<int64_t> ids, const std::string& needle,
+                       const std::string& query, const std::string& answer);
 
 /// The segments' names, in the order of NeedleSweep::mass's last axis.
 const std::vector<std::string>& needle_segment_names();

@@ -54,22 +54,10 @@ std::vector<double> parse_depths(const std::string& text) {
 
 void needle_sweep(const NeedleSweepCommand& c) {
   const auto loaded = load_model(c.model);
-  if (!loaded.tokenizer)
-    throw Error(c.model.checkpoint + ": the needle, query and answer are text, and this model has no tokenizer (" +
-                loaded.tokenizer_note + "); give --tokenizer");
-  NeedleSpec spec;
-  spec.haystack = input_ids(loaded, c.haystack);
-  spec.bos = loaded.model->config().bos_token_id;  // first in every input (as length-loss's windows)
-  if (spec.bos >= 0 && !spec.haystack.empty() && spec.haystack.front() == spec.bos)
-    spec.haystack.erase(spec.haystack.begin());  // not into the haystack
-  spec.needle = loaded.tokenizer->encode(c.needle, false);
-  spec.query = loaded.tokenizer->encode(c.query, false);
-  spec.answer = loaded.tokenizer->encode(c.answer, false);
+  auto spec = needle_spec(loaded, input_ids(loaded, c.haystack), c.needle, c.query, c.answer);
   spec.depths = c.depths.empty() ? evenly_spaced_depths(c.depth_count) : parse_depths(c.depths);
   spec.begin_tokens = c.begin_tokens;
-  const int64_t fixed =
-      (spec.bos >= 0 ? 1 : 0) + static_cast<int64_t>(spec.needle.size() + spec.query.size() + spec.answer.size());
-  const int64_t whole = fixed + static_cast<int64_t>(spec.haystack.size());
+  const int64_t whole = spec.fixed_tokens() + static_cast<int64_t>(spec.haystack.size());
   const int64_t L = training_length(loaded.model->config());
   spec.length = c.length > 0 ? c.length : (L > 0 ? std::min(L, whole) : whole);
   for (double d : spec.depths) needle_input(spec, d);  // a bad depth or length fails before any work
