@@ -1,6 +1,7 @@
 #include "analysis/analysis_registry.h"
 
 #include "analysis/needle_sweep.h"
+#include "analysis/positional_influence.h"
 #include "analysis/value_norms.h"
 #include "core/base/error.h"
 #include "core/formats/hdf5_reader.h"
@@ -38,6 +39,9 @@ const std::vector<AnalysisEntry>& analysis_entries() {
       {"needle-sweep", kNeedleSweepGroup,
        "Needle sweep: the answer's loss and the attention on a needle hidden at several depths", true, true,
        S::Analyses, run_needle_sweep, read_needle_sweep},
+      {"positional-influence", kPositionalInfluenceGroup,
+       "Positional influence: how much each position can still move the last token's state, per layer", true,
+       true, S::Analyses, run_positional_influence, read_positional_influence},
   };
   return entries;
 }

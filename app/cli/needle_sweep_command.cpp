@@ -4,6 +4,7 @@
 // curve as --figure and the mass maps as --maps-figure.
 #include <torch/torch.h>
 
+#include <chrono>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "app/cli/figure_option.h"
 #include "app/cli/figures.h"
 #include "core/base/error.h"
+#include "core/runtime/hook_sink.h"
 #include "core/runtime/model_input.h"
 #include "core/runtime/resources.h"
 #include "core/runtime/run.h"
@@ -31,6 +33,21 @@ struct NeedleSweepCommand {
   int64_t begin_tokens = 4;
   std::string out, figure, maps_figure;
 };
+
+/// Seconds of one plain forward of `ids` (no hooks, no logits): what the sweep's cost is a
+/// multiple of, measured in the same run.
+double one_forward_seconds(const LoadedModel& loaded, const std::vector<int64_t>& ids) {
+  struct NoHooks : HookSink {
+    bool wants(const HookPoint&) const override { return false; }
+  } none;
+  c10::InferenceMode inference;
+  ForwardOptions options;
+  options.logits = LogitsReturned::None;
+  const auto tokens = torch::tensor(ids, torch::kLong).unsqueeze(0).to(loaded.model->device());
+  const auto start = std::chrono::steady_clock::now();
+  loaded.model->forward(tokens, none, {}, options);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 /// "0, 0.25,1" as numbers. Throws poslens::Error naming a bad one.
 std::vector<double> parse_depths(const std::string& text) {
@@ -67,7 +84,10 @@ void needle_sweep(const NeedleSweepCommand& c) {
             << " tokens, query " << spec.query.size() << ", answer " << spec.answer.size() << ", "
             << spec.depths.size() << " depths\n"
             << std::flush;
+  const double forward_seconds = one_forward_seconds(loaded, needle_input(spec, spec.depths.front()).ids);
+  const auto start = std::chrono::steady_clock::now();
   const auto s = compute_needle_sweep(loaded, spec, progress_printer("needle-sweep"));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (size_t k = 0; k < s.depths.size(); ++k)
     std::cout << "  depth " << std::setw(5) << s.depths[k] << ": needle at " << std::setw(6)
               << s.needle_begin[static_cast<int64_t>(k)].item<int64_t>() << ", answer loss " << std::fixed
@@ -83,7 +103,10 @@ void needle_sweep(const NeedleSweepCommand& c) {
   const auto r = needle_sweep_result(s, first, checkpoint_name(c.model.checkpoint), source);
   write_result(
       c.out, [&] { return r.csv; }, [&](const std::string& out) { r.write_hdf5(out, export_metadata(loaded)); });
-  std::cout << "needle-sweep: " << r.summary << "\n";
+  std::cout << "needle-sweep: " << r.summary << "\n"
+            << "needle-sweep: cost " << std::setprecision(3) << seconds / forward_seconds << "× one forward ("
+            << seconds << " s for " << s.depths.size() << " depths; one plain forward of T tokens "
+            << forward_seconds << " s)\n";
   if (!c.maps_figure.empty()) {
     write_maps_figure(c.maps_figure, r.maps);
     std::cout << "wrote " << c.maps_figure << "\n";

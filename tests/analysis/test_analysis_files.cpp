@@ -76,12 +76,12 @@ TEST(AnalysisRegistry, NamesAndGroupsAreUniqueAndEachIsKnownByName) {
       EXPECT_EQ(e.shown_in, ShownIn::Analyses) << e.name << ": run in a panel that shows its file";
     }
   }
-  EXPECT_EQ(names.size(), 14u);
+  EXPECT_EQ(names.size(), 15u);
   EXPECT_THAT(test::error_of([] { analysis_entry("train"); }),
               HasSubstr("unknown analysis \"train\" (probe, frequencies, compare,"));
   EXPECT_EQ(analysis_names([](const AnalysisEntry& e) { return e.panel_run; }),
             "massive-activations, frequency-usage, divergence, length-loss, position-offset, heinsen-states, "
-            "value-norms, needle-sweep");
+            "value-norms, needle-sweep, positional-influence");
 }
 
 TEST(AnalysisFiles, MassiveActivationsRoundTrip) {

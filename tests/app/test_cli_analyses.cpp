@@ -108,6 +108,35 @@ TEST(CliAnalyses, ValueNormsThroughThePlainAnalysisCommand) {
   EXPECT_FALSE(std::filesystem::exists(dir / "w.h5"));
 }
 
+// positional-influence through the plain command on stories260K: the exact Jacobian norms
+// [layer, pos] in the file, the last token's own the largest of the last layer, the cost said.
+TEST(CliAnalyses, PositionalInfluenceOfStories) {
+  REQUIRE_CLI();
+  POSLENS_REQUIRE_STORIES();
+  const auto dir = test::scratch_dir();
+  auto r = cli_with_figure("positional-influence " + stories() + " --text '" + kText + "' --out " + q(dir / "p.h5"),
+                           dir / "p.png", dir / "p.h5");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("positional-influence: 5 layers, T = "));
+  EXPECT_THAT(r.output, HasSubstr("× one forward"));
+  const Hdf5Reader file((dir / "p.h5").string());
+  const auto influence = file.read("/analysis/positional_influence/influence");
+  ASSERT_EQ(influence.dim(), 2);
+  EXPECT_EQ(influence.size(0), 5);
+  EXPECT_EQ(file.int_attribute("/analysis/positional_influence", "probes", -1), 0) << "d_model 64: exact";
+  EXPECT_TRUE(torch::isfinite(influence).all().item<bool>());
+  const auto last = influence[4];
+  EXPECT_EQ(last.argmax().item<int64_t>(), last.size(0) - 1) << last;
+  EXPECT_GT(last.narrow(0, 0, last.size(0) - 1).min().item<double>(), 0.0) << "every position reaches the last";
+  if (kCliDrawsFigures) {
+    EXPECT_GT(std::filesystem::file_size(dir / "p.png"), 1000u);
+  }
+  r = cli("positional-influence " + stories() + " --tokens 5 --out " + q(dir / "one.h5"));
+  EXPECT_THAT(r.output, HasSubstr("at least two tokens"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "one.h5"));
+}
+
 TEST(CliAnalyses, FrequencyUsageOfStoriesAndARefusalForAlibi) {
   REQUIRE_CLI();
   POSLENS_REQUIRE_STORIES();
@@ -217,6 +246,7 @@ TEST(CliAnalyses, NeedleSweepOfTheEnglishRopeDemo) {
   EXPECT_THAT(r.output, HasSubstr("needle-sweep: T = 200 (L = 256)"));
   EXPECT_THAT(r.output, HasSubstr("depth   0.5: needle at "));
   EXPECT_THAT(r.output, HasSubstr("needle-sweep: 3 depths at T = 200 (haystack "));
+  EXPECT_THAT(r.output, HasSubstr("needle-sweep: cost ")) << "the sweep against one plain forward, one run";
   const Hdf5Reader file((dir / "n.h5").string());
   EXPECT_EQ(file.shape("/analysis/needle_sweep/mass"), (std::vector<int64_t>{3, 4, 4, 4}));
   EXPECT_EQ(file.read_strings("/analysis/needle_sweep/segments"),
@@ -227,7 +257,9 @@ TEST(CliAnalyses, NeedleSweepOfTheEnglishRopeDemo) {
   EXPECT_TRUE(torch::allclose(mass.sum(-1), torch::ones({3, 4, 4}, torch::kDouble), 1e-4, 1e-4));
   const auto begins = file.read("/analysis/needle_sweep/needle_begin");
   EXPECT_LT(begins[0].item<int64_t>(), begins[1].item<int64_t>());
-  if (kCliDrawsFigures) EXPECT_GT(std::filesystem::file_size(dir / "n.png"), 1000u);
+  if (kCliDrawsFigures) {
+    EXPECT_GT(std::filesystem::file_size(dir / "n.png"), 1000u);
+  }
   r = cli("needle-sweep " + model + " --text-file " + q(dir / "hay.txt") + " --depths 0.2,0.9 --length 120 --out " +
           q(dir / "n.csv"));
   ASSERT_EQ(r.code, 0) << r.output;

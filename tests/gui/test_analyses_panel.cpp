@@ -368,7 +368,7 @@ TEST_F(AnalysesWindow, TheChooserAndTheFileReadersAreTheRegistrys) {
     }
   }
   EXPECT_EQ(panel->choices(), expected);
-  EXPECT_EQ(expected.size(), 8);
+  EXPECT_EQ(expected.size(), 9);
 
   open(demo("flipflop-rope"));
   QSignalSpy done(window.session(), &Session::jobFinished), failed(window.session(), &Session::failed);
