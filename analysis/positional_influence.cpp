@@ -14,6 +14,7 @@
 #include "core/base/error.h"
 #include "core/runtime/hook_sink.h"
 #include "core/runtime/model_input.h"
+#include "core/runtime/resources.h"
 
 namespace poslens {
 namespace {
@@ -44,14 +45,18 @@ class NoHooks : public HookSink {
   bool wants(const HookPoint&) const override { return false; }
 };
 
-/// Copies of the input per batched forward: the autograd graph keeps about layers · (3 · heads
-/// · T² + 16 · T · max(d_model, d_mlp)) floats per copy (the attention's scores, probabilities
-/// and mask; the blocks' activations); at most 2 GiB of it, at least one copy.
+/// Bytes of autograd graph one copy of a T-token input keeps: about layers · (3 · heads · T² +
+/// 16 · T · max(d_model, d_mlp)) floats (the attention's scores, probabilities and mask; the
+/// blocks' activations).
+double graph_bytes_per_copy(const ModelConfig& c, int64_t T) {
+  return 4.0 * static_cast<double>(c.n_layers) *
+         (3.0 * static_cast<double>(c.n_heads) * static_cast<double>(T) * static_cast<double>(T) +
+          16.0 * static_cast<double>(T) * static_cast<double>(std::max(c.d_model, c.d_mlp)));
+}
+
+/// Copies of the input per batched forward: at most 2 GiB of graph, at least one copy.
 int64_t influence_batch(const ModelConfig& c, int64_t T) {
-  const double per_copy = 4.0 * static_cast<double>(c.n_layers) *
-                          (3.0 * static_cast<double>(c.n_heads) * static_cast<double>(T) * static_cast<double>(T) +
-                           16.0 * static_cast<double>(T) * static_cast<double>(std::max(c.d_model, c.d_mlp)));
-  return std::max<int64_t>(1, static_cast<int64_t>(2.0 * (1 << 30) / per_copy));
+  return std::max<int64_t>(1, static_cast<int64_t>(2.0 * (1 << 30) / graph_bytes_per_copy(c, T)));
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -78,6 +83,12 @@ PositionalInfluence compute_positional_influence(const LoadedModel& loaded, cons
   const auto& model = *loaded.model;
   const auto& c = model.config();
   const int64_t L = c.n_layers, d = c.d_model;
+  const int64_t available = model.device().is_cpu() ? available_memory_bytes() : -1;
+  if (available > 0 && graph_bytes_per_copy(c, T) > static_cast<double>(available))
+    throw Error("positional influence keeps an autograd graph of about " +
+                gigabytes(static_cast<int64_t>(graph_bytes_per_copy(c, T))) + " for " + std::to_string(T) +
+                " tokens (every layer's attention probabilities), more than the " + gigabytes(available) +
+                " of memory available: give a shorter input");
   PositionalInfluence p;
   p.seed = options.seed;
   p.probes = options.probes >= 0 ? options.probes : (d <= kExactInfluenceWidth ? 0 : kInfluenceProbes);

@@ -64,8 +64,9 @@ inline constexpr int64_t kInfluenceProbes = 32;
 /// I_l(i) for every layer and position of `ids` (a batch of one) of a decoder- or encoder-only
 /// model, in the model's compute dtype; `progress` counts (layer, u) pairs. The weights are not
 /// touched (the embedding table is an alias that requires grad). Throws poslens::Error for
-/// fewer than two ids, bad ids, an encoder–decoder model, probes < −1, or a forward that is not
-/// differentiable; poslens::Cancelled.
+/// fewer than two ids, bad ids, an encoder–decoder model, probes < −1, a forward that is not
+/// differentiable, or (on the CPU) one copy's graph estimate beyond the available memory;
+/// poslens::Cancelled.
 PositionalInfluence compute_positional_influence(const LoadedModel& model, const std::vector<int64_t>& ids,
                                                  const PositionalInfluenceOptions& options = {},
                                                  const Progress& progress = {});

@@ -69,6 +69,19 @@ for lib in libblas.so.3 liblapack.so.3 libopenblas.so.0; do
   fi
 done
 
+# ccache's default 5 GB is too small for the two builds: each target's precompiled header is a
+# 0.7 GB .gch (~0.1 GB compressed in the cache), ccache splits its limit over 16 folders (~0.3 GB
+# each at 5 GB) and evicts whenever one overflows, and an evicted header makes every object built
+# on it miss (GCC writes a new .gch with new bytes, and the objects hash the .gch). 30 GB keeps
+# both builds' objects, so a clean clone (CI) rebuilds from the cache.
+if command -v ccache >/dev/null; then
+  max=$(ccache --get-config max_size 2>/dev/null || echo 0)
+  case $max in
+    *T|[3-9][0-9]G|[1-9][0-9][0-9]G|[3-9][0-9].*G|[1-9][0-9][0-9].*G) ;;  # already 30 GB or more
+    *) echo "setup: ccache max_size $max -> 30G"; ccache --max-size 30G >/dev/null ;;
+  esac
+fi
+
 # The pinned venv. A stamp (a copy of the requirements) says it is complete and current.
 if ((with_venv)); then
   venv=${POSLENS_VENV:-$HOME/.local/share/poslens/venv}

@@ -148,6 +148,9 @@ TEST(PositionalInfluence, BadInputIsRefused) {
   EXPECT_THAT(test::error_of([&] { compute_positional_influence(model, {3, 4}, {-2, 0}); }),
               HasSubstr("probes must be ≥ 0"));
   EXPECT_THAT(test::error_of([&] { compute_positional_influence(model, {3, 400}); }), HasSubstr("400"));
+  const std::vector<int64_t> long_input(200000, 1);  // ~3.8 TB of graph: refused before any forward
+  EXPECT_THAT(test::error_of([&] { compute_positional_influence(model, long_input); }),
+              HasSubstr("of memory available: give a shorter input"));
 }
 
 }  // namespace
