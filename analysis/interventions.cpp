@@ -7,15 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/base/text.h"
 
 namespace poslens {
 namespace {
-
-std::string g3(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", x);
-  return text;
-}
 
 /// "0.25" as a number, whole; else throws naming `item`.
 double number_in(const std::string& text, const std::string& item) {
@@ -78,10 +73,12 @@ void check_temperature_applies(const Transformer& model, int64_t layer) {
 std::string Interventions::describe() const {
   std::string text;
   const auto add = [&](const std::string& s) { text += (text.empty() ? "" : ", ") + s; };
-  if (p_rope > 0) add("p-RoPE " + g3(p_rope));
+  if (p_rope > 0) add("p-RoPE " + significant(p_rope, 6));
   for (const auto& t : temperatures)
-    add("L" + std::to_string(t.layer) + (t.head >= 0 ? "H" + std::to_string(t.head) : "") + " τ " + g3(t.tau));
+    add("L" + std::to_string(t.layer) + (t.head >= 0 ? "H" + std::to_string(t.head) : "") + " τ " + significant(t.tau, 6));
   if (remove_sinks) add("no learned sinks");
+  if (mask_first_key) add("first token masked as a key");
+  if (zero_massive) add("massive activations zeroed");
   return text.empty() ? "none" : text;
 }
 
@@ -97,8 +94,16 @@ Interventions parse_interventions(const std::vector<std::string>& items) {
       iv.temperatures.push_back(temperature_of(value, item));
     } else if (item == "no-sinks") {
       iv.remove_sinks = true;
+    } else if (item == "mask-first-key") {
+      iv.mask_first_key = true;
+    } else if (item == "massive=zero") {
+      iv.zero_massive = true;
+    } else if (name == "massive") {
+      throw Error("--intervene " + item + ": only massive=zero; setting them to their means (Sun et al. 2024) needs "
+                  "the means over many sequences, which PosLens does not collect yet");
     } else {
-      throw Error("--intervene " + item + ": expected p-rope=P, temperature=LxHy:τ, temperature=Lx:τ or no-sinks");
+      throw Error("--intervene " + item +
+                  ": expected p-rope=P, temperature=LxHy:τ, temperature=Lx:τ, no-sinks, mask-first-key or massive=zero");
     }
   }
   return iv;
@@ -137,6 +142,14 @@ std::unique_ptr<Transformer> intervened_model(const Transformer& model, const In
     config.attention_sinks = false;
     for (auto& layer : weights.layers) layer.attn_sinks = at::Tensor();
   }
+  if ((iv.mask_first_key || iv.zero_massive) && config.encoder_decoder())
+    throw Error(std::string(iv.mask_first_key ? "mask-first-key" : "massive=zero") +
+                ": an encoder–decoder model's encoder, decoder and cross-attention would each need their own "
+                "choice; not supported");
+  config.mask_first_key = config.mask_first_key || iv.mask_first_key;
+  config.ablate_massive_activations = config.ablate_massive_activations || iv.zero_massive;
+  if (!iv.empty())
+    config.interventions = (config.interventions.empty() ? "" : config.interventions + ", ") + iv.describe();
   return std::make_unique<Transformer>(std::move(config), std::move(weights));
 }
 

@@ -14,11 +14,20 @@
 //     rotates q linearly); refused where a soft cap, an additive position term or a q norm
 //     shared by the heads would make it something else.
 //   - Sink removal (gpt-oss, learned attention sinks: ModelConfig::attention_sinks): the sink
-//     logits dropped, so every row's softmax is over the keys alone (Barbero et al. 2025, "Why
-//     do LLMs attend to the first token?", arXiv 2504.02732, ask the same of the first token).
-// Not here (they need the forward pass itself, not a model variant): masking the first token
-// as a key and ablating massive activations; running without the first token is the input
-// without it (`--tokens`).
+//     logits dropped, so every row's softmax is over the keys alone.
+//   - The first token masked as a key (Barbero et al. 2025, "Why do LLMs attend to the first
+//     token?", arXiv 2504.02732, §5 remove the sink the first token is): key 0 hidden from every
+//     query but query 0 in every layer (ModelConfig::mask_first_key): no later position reads
+//     it, so with a relative encoding positions 1…T−1 compute what the input without it does;
+//     with an absolute one they keep their indices. Running *without* the first token is the
+//     input without it (`--tokens`).
+//   - Massive-activation ablation (Sun et al. 2024, "Massive Activations in Large Language
+//     Models", arXiv 2402.17762, §3): at the first layer whose output has massive entries
+//     (|h| > 100 and > 1000 × its median |h|) they are set to 0 inside the forward pass
+//     (ModelConfig::ablate_massive_activations). Their other ablation, setting them to their
+//     means over many sequences, needs those means: not here.
+// Every intervened model's config names what ran (ModelConfig::interventions), so every file
+// written from it records it (root attribute "interventions", and in "model_config").
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,21 +46,27 @@ struct Interventions {
   double p_rope = 0.0;  ///< fraction of each RoPE component's lowest frequencies left unrotated
   std::vector<HeadTemperature> temperatures;
   bool remove_sinks = false;
-  bool empty() const { return p_rope == 0.0 && temperatures.empty() && !remove_sinks; }
-  /// "p-RoPE 0.25, L3H1 τ 2, no learned sinks" ("none" when empty).
+  bool mask_first_key = false;
+  bool zero_massive = false;  ///< massive activations set to 0 where they first appear
+  bool empty() const {
+    return p_rope == 0.0 && temperatures.empty() && !remove_sinks && !mask_first_key && !zero_massive;
+  }
+  /// "p-RoPE 0.25, L3H1 τ 2, no learned sinks, first token masked as a key" ("none" when empty).
   std::string describe() const;
 };
 
 /// Parses the CLI's `--intervene` values, one intervention each: "p-rope=P" (P in [0, 1]),
-/// "temperature=LxHy:τ" or "temperature=Lx:τ" (every head of layer x), "no-sinks". Throws
+/// "temperature=LxHy:τ" or "temperature=Lx:τ" (every head of layer x), "no-sinks",
+/// "mask-first-key", "massive=zero". Throws
 /// poslens::Error naming the value that does not parse.
 Interventions parse_interventions(const std::vector<std::string>& items);
 
 /// `model` with `iv` applied, sharing every weight it does not change. Throws poslens::Error
 /// (naming what and why) for p-RoPE on a model without RoPE, a temperature on a layer or head
 /// that does not exist or on a layer where it would not scale the logits (soft cap, additive
-/// position term, per-head q norm shared by the heads), or sink removal on a model without
-/// learned sinks.
+/// position term, per-head q norm shared by the heads), sink removal on a model without
+/// learned sinks, or mask-first-key or massive=zero on an encoder–decoder model. The result's
+/// config().interventions adds iv.describe() to `model`'s own.
 std::unique_ptr<Transformer> intervened_model(const Transformer& model, const Interventions& iv);
 
 }  // namespace poslens

@@ -13,6 +13,7 @@
 #include "analysis/progress.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/hook_sink.h"
+#include "core/runtime/massive_entries.h"  // the criterion: kMassiveAbsolute, kMassiveRatio
 
 namespace poslens {
 
@@ -24,11 +25,6 @@ struct MassiveActivations {
   /// bool [layer, k]: Sun et al.'s criterion (§2): |h| > 100 and |h| > 1000 · median.
   at::Tensor massive;
 };
-
-/// Sun et al. §2's threshold: a magnitude over `kMassiveAbsolute` and over `kMassiveRatio` times
-/// the layer's median magnitude.
-inline constexpr double kMassiveAbsolute = 100.0;
-inline constexpr double kMassiveRatio = 1000.0;
 
 /// The top-`k` |h| entries and the median |h| of each layer's hook_resid_post, in the model's
 /// dtype converted to float32. `ids` is a batch of one. Memory: one layer's [T, d_model].

@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 
 #include "analysis/analysis_registry.h"
@@ -12,6 +11,7 @@
 #include "analysis/next_token_loss.h"
 #include "analysis/segment_mass.h"
 #include "core/base/error.h"
+#include "core/base/text.h"
 #include "core/runtime/model_input.h"
 
 namespace poslens {
@@ -20,13 +20,6 @@ namespace {
 std::string count(int64_t n) { return std::to_string(n); }
 
 std::string short_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
-
-/// "%.3g" of a double.
-std::string g3(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", x);
-  return text;
-}
 
 }  // namespace
 
@@ -46,7 +39,7 @@ std::vector<double> evenly_spaced_depths(int64_t k) {
 NeedleInput needle_input(const NeedleSpec& spec, double depth) {
   if (spec.needle.empty()) throw Error("needle sweep: the needle is empty");
   if (spec.answer.empty()) throw Error("needle sweep: the answer is empty (its loss is what is measured)");
-  if (!(depth >= 0.0 && depth <= 1.0)) throw Error("needle sweep: depth " + g3(depth) + " is outside [0, 1]");
+  if (!(depth >= 0.0 && depth <= 1.0)) throw Error("needle sweep: depth " + significant(depth) + " is outside [0, 1]");
   const int64_t fixed = spec.fixed_tokens();
   const int64_t available = static_cast<int64_t>(spec.haystack.size());
   const int64_t H = spec.length > 0 ? spec.length - fixed : available;
@@ -207,7 +200,7 @@ AnalysisResult needle_sweep_result(const NeedleSweep& s, const AnalysisInput& in
   r.title = "Needle sweep of " + name;
   const int64_t K = s.mass.size(0), L = s.mass.size(1);
   std::vector<std::string> depth_labels, layer_labels;
-  for (double d : s.depths) depth_labels.push_back(g3(d));
+  for (double d : s.depths) depth_labels.push_back(significant(d));
   for (int64_t l = 0; l < L; ++l) layer_labels.push_back("L" + count(l) + " " + s.layer_types[static_cast<size_t>(l)]);
   const auto head_mean = s.mass.mean(2);  // [depth, layer, segment]
   auto needle = tensor_heatmap(head_mean.select(2, 1), depth_labels, layer_labels,
@@ -231,10 +224,10 @@ AnalysisResult needle_sweep_result(const NeedleSweep& s, const AnalysisInput& in
   const auto per_layer = head_mean.select(2, 1).mean(0);  // [layer]
   const int64_t looking = per_layer.argmax().item<int64_t>();
   r.summary = count(K) + " depths at T = " + count(s.length) + " (haystack " + haystack_source + "); answer loss " +
-              g3(loss[best].item<double>()) + " nats at depth " + g3(s.depths[static_cast<size_t>(best)]) + " to " +
-              g3(loss[worst].item<double>()) + " at depth " + g3(s.depths[static_cast<size_t>(worst)]) +
+              significant(loss[best].item<double>()) + " nats at depth " + significant(s.depths[static_cast<size_t>(best)]) + " to " +
+              significant(loss[worst].item<double>()) + " at depth " + significant(s.depths[static_cast<size_t>(worst)]) +
               "; layer " + count(looking) + " (" + s.layer_types[static_cast<size_t>(looking)] +
-              ") puts the most mass on the needle, " + g3(per_layer[looking].item<double>()) + " on average";
+              ") puts the most mass on the needle, " + significant(per_layer[looking].item<double>()) + " on average";
   r.csv = needle_sweep_csv(s);
   r.write_hdf5 = [s, input, haystack_source](const std::string& path, const ExportMetadata& meta) {
     write_needle_sweep_hdf5(path, s, input, haystack_source, meta);

@@ -5,13 +5,14 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 
 #include "analysis/analysis_registry.h"
 #include "analysis/analysis_views.h"
 #include "analysis/csv_text.h"
+#include "analysis/forward_cost.h"
 #include "core/base/error.h"
+#include "core/base/text.h"
 #include "core/runtime/hook_sink.h"
 #include "core/runtime/model_input.h"
 #include "core/runtime/resources.h"
@@ -40,11 +41,6 @@ class InfluenceSink : public HookSink {
   std::vector<at::Tensor> last_;
 };
 
-class NoHooks : public HookSink {
- public:
-  bool wants(const HookPoint&) const override { return false; }
-};
-
 /// Bytes of autograd graph one copy of a T-token input keeps: about layers · (3 · heads · T² +
 /// 16 · T · max(d_model, d_mlp)) floats (the attention's scores, probabilities and mask; the
 /// blocks' activations).
@@ -61,12 +57,6 @@ int64_t influence_batch(const ModelConfig& c, int64_t T) {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::string g3(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", x);
-  return text;
 }
 
 }  // namespace
@@ -94,15 +84,7 @@ PositionalInfluence compute_positional_influence(const LoadedModel& loaded, cons
   p.probes = options.probes >= 0 ? options.probes : (d <= kExactInfluenceWidth ? 0 : kInfluenceProbes);
   const auto start = std::chrono::steady_clock::now();
   const auto tokens = torch::tensor(ids, torch::kLong).unsqueeze(0).to(model.device());
-  ForwardOptions forward;
-  forward.logits = LogitsReturned::None;
-  {
-    c10::InferenceMode inference;  // the reference: one plain forward of the same input
-    NoHooks none;
-    const auto t0 = std::chrono::steady_clock::now();
-    model.forward(tokens, none, {}, forward);
-    p.forward_seconds = seconds_since(t0);
-  }
+  p.forward_seconds = plain_forward_seconds(model, tokens);  // the reference, same input
 
   // The same weights with an embedding table that requires grad (an alias: nothing is copied).
   c10::InferenceMode no_inference(false);
@@ -118,6 +100,8 @@ PositionalInfluence compute_positional_influence(const LoadedModel& loaded, cons
   const int64_t chunk = std::min(total, influence_batch(c, T));
   auto generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
   auto squares = torch::zeros({L, T}, torch::kDouble);
+  ForwardOptions forward;
+  forward.logits = LogitsReturned::None;
   for (int64_t q0 = 0; q0 < total; q0 += chunk) {
     const int64_t B = std::min(chunk, total - q0);
     InfluenceSink sink(L);
@@ -235,11 +219,11 @@ AnalysisResult positional_influence_result(const PositionalInfluence& p, const A
     half = (cumulative < 0.5).sum().item<int64_t>() + 1;
   }
   r.summary = std::to_string(L) + " layers, T = " + std::to_string(T) + "; last layer: the last token " +
-              g3(total > 0 ? self / total : 0) + " of the influence, the first token " +
-              g3(rest_total > 0 ? first / rest_total : 0) + " of the rest, half of the rest within distance " +
+              significant(total > 0 ? self / total : 0) + " of the influence, the first token " +
+              significant(rest_total > 0 ? first / rest_total : 0) + " of the rest, half of the rest within distance " +
               std::to_string(half);
   if (p.forward_seconds > 0)
-    r.summary += "; cost " + g3(p.seconds / p.forward_seconds) + "× one forward (" + g3(p.seconds) + " s)";
+    r.summary += "; cost " + significant(p.seconds / p.forward_seconds) + "× one forward (" + significant(p.seconds) + " s)";
   r.csv = positional_influence_csv(p, input.labels);
   r.write_hdf5 = [p, input](const std::string& path, const ExportMetadata& meta) {
     write_positional_influence_hdf5(path, p, input, meta);

@@ -16,6 +16,7 @@
 #include "analysis/heads.h"
 #include "analysis/massive_activations.h"
 #include "analysis/divergence.h"
+#include "analysis/forward_cost.h"
 #include "analysis/value_norms.h"
 #include "core/base/compute_setup.h"
 #include "core/runtime/checkpoint.h"
@@ -33,12 +34,6 @@ double median_ms(int repeats, const std::function<void()>& f) {
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }
-
-/// A sink that wants nothing: the forward alone.
-class NoHooks : public poslens::HookSink {
- public:
-  bool wants(const poslens::HookPoint&) const override { return false; }
-};
 
 }  // namespace
 
@@ -61,7 +56,7 @@ int main(int argc, char** argv) {
 
   c10::InferenceMode inference;
   const double forward = median_ms(repeats, [&] {
-    NoHooks none;
+    poslens::NoHooks none;
     poslens::ForwardOptions options;
     options.logits = poslens::LogitsReturned::None;
     first.model->forward(torch::tensor(ids, torch::kLong).unsqueeze(0), none, {}, options);

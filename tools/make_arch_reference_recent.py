@@ -191,6 +191,36 @@ def case_modernbert(out: str) -> None:
     save(out, "modernbert", model, ids)
 
 
+def phi3_model(seed: int, sliding_window):
+    """Phi3ForCausalLM: fused qkv_proj with GQA 4/2 (unequal parts), fused gate_up_proj, LongRoPE on 3
+    of each head's 4 rotary pairs (partial_rotary_factor 0.75 of head_dim 8: Phi-4-mini's shape) with
+    per-pair short and long factors over original_max_position_embeddings 16 of 64 (attention factor
+    sqrt(1 + ln 4 / ln 16)), untied head."""
+    config = transformers.Phi3Config(
+        vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, original_max_position_embeddings=16,
+        rms_norm_eps=1e-5, tie_word_embeddings=False, bos_token_id=1, pad_token_id=0, eos_token_id=2,
+        sliding_window=sliding_window,
+        rope_parameters={"rope_type": "longrope", "rope_theta": 500.0, "partial_rotary_factor": 0.75,
+                         "short_factor": [1.0, 1.5, 2.5], "long_factor": [1.2, 3.0, 7.0]})
+    config._attn_implementation = "eager"
+    model = transformers.Phi3ForCausalLM(config).eval()
+    randomize_(model, seed=seed)
+    return model
+
+
+def case_phi3(out: str) -> None:
+    """phi3_model at T = 13 <= 16: the short factors."""
+    ids = torch.randint(3, 96, (1, 13), generator=torch.Generator().manual_seed(112))
+    save(out, "phi3", phi3_model(111, None), ids)
+
+
+def case_phi3_long(out: str) -> None:
+    """phi3_model at T = 24 > 16: the long factors, and a sliding window of 10 keys."""
+    ids = torch.randint(3, 96, (1, 24), generator=torch.Generator().manual_seed(122))
+    save(out, "phi3_long", phi3_model(121, 10), ids)
+
+
 def save(out: str, case: str, model, ids: torch.Tensor) -> None:
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
@@ -209,7 +239,7 @@ def save(out: str, case: str, model, ids: torch.Tensor) -> None:
 
 CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
          "smollm3": case_smollm3, "cohere2": case_cohere2, "gpt_oss": case_gpt_oss,
-         "modernbert": case_modernbert}
+         "modernbert": case_modernbert, "phi3": case_phi3, "phi3_long": case_phi3_long}
 
 
 def main() -> None:

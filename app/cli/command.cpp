@@ -115,7 +115,9 @@ LoadOptions load_options(const ModelOptions& model) {
 void add_intervene_option(CLI::App* group, ModelOptions& model) {
   group->add_option("--intervene", model.intervene,
                     "Run with an intervention (repeatable): p-rope=P (the lowest fraction P of RoPE's "
-                    "frequencies unrotated), temperature=LxHy:T or temperature=Lx:T (logits / T), no-sinks");
+                    "frequencies unrotated), temperature=LxHy:T or temperature=Lx:T (logits / T), no-sinks, "
+                    "mask-first-key (key 0 hidden from every later query), massive=zero (massive activations zeroed "
+                    "where they first appear)");
 }
 
 LoadedModel load_model(const ModelOptions& model) {

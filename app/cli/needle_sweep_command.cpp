@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "analysis/forward_cost.h"
 #include "analysis/needle_sweep.h"
 #include "analysis/probe.h"
 #include "app/cli/analysis_command.h"
@@ -33,21 +34,6 @@ struct NeedleSweepCommand {
   int64_t begin_tokens = 4;
   std::string out, figure, maps_figure;
 };
-
-/// Seconds of one plain forward of `ids` (no hooks, no logits): what the sweep's cost is a
-/// multiple of, measured in the same run.
-double one_forward_seconds(const LoadedModel& loaded, const std::vector<int64_t>& ids) {
-  struct NoHooks : HookSink {
-    bool wants(const HookPoint&) const override { return false; }
-  } none;
-  c10::InferenceMode inference;
-  ForwardOptions options;
-  options.logits = LogitsReturned::None;
-  const auto tokens = torch::tensor(ids, torch::kLong).unsqueeze(0).to(loaded.model->device());
-  const auto start = std::chrono::steady_clock::now();
-  loaded.model->forward(tokens, none, {}, options);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 /// "0, 0.25,1" as numbers. Throws poslens::Error naming a bad one.
 std::vector<double> parse_depths(const std::string& text) {
@@ -84,7 +70,9 @@ void needle_sweep(const NeedleSweepCommand& c) {
             << " tokens, query " << spec.query.size() << ", answer " << spec.answer.size() << ", "
             << spec.depths.size() << " depths\n"
             << std::flush;
-  const double forward_seconds = one_forward_seconds(loaded, needle_input(spec, spec.depths.front()).ids);
+  // What the sweep's cost is a multiple of, measured in the same run.
+  const double forward_seconds = plain_forward_seconds(
+      *loaded.model, torch::tensor(needle_input(spec, spec.depths.front()).ids, torch::kLong).unsqueeze(0));
   const auto start = std::chrono::steady_clock::now();
   const auto s = compute_needle_sweep(loaded, spec, progress_printer("needle-sweep"));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -3,6 +3,7 @@
 
 #include "app/gui/inference_worker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -10,6 +11,7 @@
 
 #include "analysis/checkpoint_series.h"
 #include "analysis/heatmap_pooling.h"
+#include "analysis/interventions.h"
 #include "analysis/probe.h"
 #include "core/base/compute_setup.h"
 #include "core/base/error.h"
@@ -68,6 +70,8 @@ AttentionState attention_state(const LoadedModel& loaded, const RunInput& input,
 
 struct InferenceWorker::State {
   std::unique_ptr<LoadedModel> model;
+  /// The checkpoint's own model while `model` runs an intervened one (null otherwise).
+  std::unique_ptr<Transformer> stored;
   // The last run: what its attention is computed from (a head's map is recomputed from it)
   // and the view its thumbnails show.
   std::unique_ptr<AttentionState> run;
@@ -145,6 +149,52 @@ Progress job_progress(InferenceWorker* worker, const JobTicket& job) {
     emit worker->progress(job.generation, static_cast<int>(done * 1000), 1000);
     return !job.cancelled();
   });
+}
+
+/// The run folder holding `path` when `path` is one of its step-NNNNNN checkpoints.
+QString series_folder_of(const QString& path) {
+  namespace fs = std::filesystem;
+  fs::path p(path.toStdString());
+  if (p.filename().empty()) p = p.parent_path();
+  if (p.filename().string().rfind("step-", 0) != 0) return {};
+  try {
+    if (series_checkpoints(p.parent_path().string()).size() >= 2)
+      return QString::fromStdString(p.parent_path().string());
+  } catch (const Error&) {
+  }
+  return {};
+}
+
+/// What the views need to know of `loaded`, opened from `path`.
+ModelSummary model_summary(const LoadedModel& loaded, const QString& path) {
+  const auto& cfg = loaded.model->config();
+  ModelSummary summary;
+  summary.path = path;
+  summary.description = QString::fromStdString(describe(loaded));
+  const auto rows = attention_rows(cfg);
+  summary.n_layers = static_cast<int>(rows.size());
+  for (const auto& row : rows) summary.layer_labels << QString::fromStdString(row.label);
+  summary.encoder_decoder = cfg.encoder_decoder();
+  summary.n_heads = static_cast<int>(cfg.n_heads);
+  summary.has_tokenizer = loaded.tokenizer != nullptr;
+  summary.tokenizer_note = QString::fromStdString(loaded.tokenizer_note);
+  summary.rotary = loaded.model->position_encoding().rotary_info().has_value();
+  const auto has_rope = [](const std::vector<PositionComponentSpec>& components) {
+    return std::any_of(components.begin(), components.end(), [](const auto& c) { return c.type == "rope"; });
+  };
+  summary.rope = has_rope(cfg.pe_components) ||
+                 std::any_of(cfg.layer_schemes.begin(), cfg.layer_schemes.end(),
+                             [&](const LayerScheme& s) { return has_rope(s.pe_components); });
+  summary.learned_sinks = cfg.attention_sinks;
+  summary.interventions = QString::fromStdString(cfg.interventions);
+  summary.train_length = static_cast<int>(training_length(cfg));
+  summary.series_folder = series_folder_of(path);
+  summary.views << "hook_pattern" << "hook_attn_scores";
+  for (const auto& point : loaded.model->hook_points())
+    if (point.layer == 0 && (point.kind == HookKind::PosScores || point.kind == HookKind::CopeGates ||
+                             point.kind == HookKind::CopePos))
+      summary.views << QString::fromStdString(point.name()).section('.', -1);
+  return summary;
 }
 
 /// A per-head view: which hook it shows, how it is labelled and coloured.
@@ -281,20 +331,6 @@ HeatmapData stack_head_map(const LoadedModel& loaded, const AttentionState& s, c
   return map;
 }
 
-/// The run folder holding `path` when `path` is one of its step-NNNNNN checkpoints.
-QString series_folder_of(const QString& path) {
-  namespace fs = std::filesystem;
-  fs::path p(path.toStdString());
-  if (p.filename().empty()) p = p.parent_path();
-  if (p.filename().string().rfind("step-", 0) != 0) return {};
-  try {
-    if (series_checkpoints(p.parent_path().string()).size() >= 2)
-      return QString::fromStdString(p.parent_path().string());
-  } catch (const Error&) {
-  }
-  return {};
-}
-
 }  // namespace
 
 InferenceWorker::InferenceWorker(QObject* parent) : QObject(parent), state_(std::make_unique<State>()) {
@@ -324,27 +360,32 @@ void InferenceWorker::open(const JobTicket& job, const QString& path, const QStr
     };
     auto loaded = std::make_unique<LoadedModel>(load_checkpoint(path.toStdString(), options));
     if (job.cancelled()) throw Cancelled();  // cancelled after the last tensor: discard it
-    ModelSummary summary;
-    summary.path = path;
-    summary.description = QString::fromStdString(describe(*loaded));
-    const auto rows = attention_rows(loaded->model->config());
-    summary.n_layers = static_cast<int>(rows.size());
-    for (const auto& row : rows) summary.layer_labels << QString::fromStdString(row.label);
-    summary.encoder_decoder = loaded->model->config().encoder_decoder();
-    summary.n_heads = static_cast<int>(loaded->model->config().n_heads);
-    summary.has_tokenizer = loaded->tokenizer != nullptr;
-    summary.tokenizer_note = QString::fromStdString(loaded->tokenizer_note);
-    summary.rotary = loaded->model->position_encoding().rotary_info().has_value();
-    summary.train_length = static_cast<int>(training_length(loaded->model->config()));
-    summary.series_folder = series_folder_of(path);
-    summary.views << "hook_pattern" << "hook_attn_scores";
-    for (const auto& point : loaded->model->hook_points())
-      if (point.layer == 0 && (point.kind == HookKind::PosScores || point.kind == HookKind::CopeGates ||
-                               point.kind == HookKind::CopePos))
-        summary.views << QString::fromStdString(point.name()).section('.', -1);
+    const auto summary = model_summary(*loaded, path);
     state_->forget_model();  // free what belongs to the old model before it goes
+    state_->stored.reset();
     state_->model = std::move(loaded);
     emit opened(job.generation, summary);
+  });
+}
+
+void InferenceWorker::intervene(const JobTicket& job, const QStringList& specs) {
+  guarded(this, job, tr("Cannot apply the interventions"), [&] {
+    if (!state_->model) throw Error("open a checkpoint first");
+    std::vector<std::string> items;
+    for (const auto& spec : specs) items.push_back(spec.trimmed().toStdString());
+    const auto interventions = parse_interventions(items);
+    auto& loaded = *state_->model;
+    const Transformer& stored = state_->stored ? *state_->stored : *loaded.model;
+    // Made (and checked) before anything changes: a spec that does not apply changes nothing.
+    auto next = interventions.empty() ? nullptr : intervened_model(stored, interventions);
+    state_->forget_model();  // the runs and cached results belong to the model that ran them
+    if (!next) {
+      if (state_->stored) loaded.model = std::move(state_->stored);
+    } else {
+      if (!state_->stored) state_->stored = std::move(loaded.model);
+      loaded.model = std::move(next);
+    }
+    emit opened(job.generation, model_summary(loaded, QString::fromStdString(loaded.path)));
   });
 }
 
@@ -407,6 +448,8 @@ void InferenceWorker::run(const JobTicket& job, const RunInput& input, const QSt
                           .arg(QString::fromStdString(describe_predictions(
                               loaded, predictions(cfg, last, cfg.encoder_decoder() ? state->decoder_labels : state->labels,
                                                   1, cfg.predicts_next_token() ? 1 : 4))));
+    if (!cfg.interventions.empty())
+      summary.message += tr(" · with interventions: %1").arg(QString::fromStdString(cfg.interventions));
     state_->run = std::move(state);
     state_->run_view = view;
     if (job.cancelled()) throw Cancelled();

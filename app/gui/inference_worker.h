@@ -55,6 +55,11 @@ class InferenceWorker : public QObject {
   /// `path`. Emits progress() per layer, then exported().
   void exportCaptures(const JobTicket& job, const QString& path, const RunInput& input,
                       const QString& captures);
+  /// Replaces the open model by the checkpoint's with the interventions `specs`
+  /// (Session::setInterventions; empty: the checkpoint as stored). Checks them first: one that
+  /// does not parse or apply fails the job and changes nothing. Drops the last run. Emits
+  /// opened() with the new summary.
+  void intervene(const JobTicket& job, const QStringList& specs);
   /// Runs `work` (Session::submit) and emits result() with its value.
   void execute(const JobTicket& job, const Work& work);
 

@@ -1,6 +1,6 @@
 // poslens: the desktop GUI.
 // `poslens [CHECKPOINT] [--text TEXT] [--run] [--view HOOK] [--probe | --series]
-// [--positions LAYER,HEAD] [--analysis FILE.h5]`.
+// [--positions LAYER,HEAD] [--intervene SPEC]... [--analysis FILE.h5]`.
 #include <QApplication>
 #include <QCommandLineParser>
 
@@ -43,6 +43,11 @@ int main(int argc, char** argv) {
   QCommandLineOption analysis(QStringList{"analysis"},
                               "Show an analysis file poslens-cli wrote (Analyses panel; no model needed)",
                               "file.h5");
+  QCommandLineOption intervene(QStringList{"intervene"},
+                               "Run the checkpoint with an intervention (repeatable; as poslens-cli's): "
+                               "p-rope=P, temperature=LxHy:T, no-sinks, mask-first-key, massive=zero",
+                               "spec");
+  parser.addOption(intervene);
   parser.addOption(analysis);
   parser.addOption(positions);
   parser.addOption(probe);
@@ -62,6 +67,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(analysis)) window.openAnalysis(parser.value(analysis));
   if (!parser.positionalArguments().isEmpty()) {
     if (parser.isSet(run)) window.runWhenLoaded();
+    if (parser.isSet(intervene)) window.interveneWhenLoaded(parser.values(intervene));
     if (parser.isSet(probe) || parser.isSet(series)) window.probeWhenLoaded(parser.isSet(series));
     if (parser.isSet(positions)) {
       const QStringList parts = parser.value(positions).split(',');

@@ -192,9 +192,14 @@ void MainWindow::connectSession() {
     updateActions();
   });
   connect(s, &Session::modelOpened, this, [this](const ModelSummary& model) {
-    setWindowTitle(tr("PosLens — %1").arg(QFileInfo(model.path).fileName()));
+    setWindowTitle(tr("PosLens — %1").arg(QFileInfo(model.path).fileName()) +
+                   (model.interventions.isEmpty() ? QString() : tr(" — with %1").arg(model.interventions)));
     addRecent(model.path);
     updateActions();
+    if (!intervene_when_loaded_.isEmpty()) {  // the run, probe, … wait for the intervened model
+      session_->setInterventions(std::exchange(intervene_when_loaded_, {}));
+      return;
+    }
     if (run_when_loaded_) {
       run_when_loaded_ = false;
       session_->run();

@@ -39,6 +39,9 @@ class MainWindow : public QMainWindow {
   void setDecoderText(const QString& text);
   /// Runs the input once the next model is loaded (used by the command line).
   void runWhenLoaded() { run_when_loaded_ = true; }
+  /// Applies the interventions `specs` (Session::setInterventions) once the next model is
+  /// loaded, before whatever else is to happen then (the command line's --intervene).
+  void interveneWhenLoaded(const QStringList& specs) { intervene_when_loaded_ = specs; }
   /// Runs the U-shape probe at T = L (or, with `series`, compares the run folder's
   /// checkpoints) once the next model is loaded (the command line's --probe / --series).
   void probeWhenLoaded(bool series) { probe_when_loaded_ = series ? ProbeOnLoad::Series : ProbeOnLoad::Probe; }
@@ -89,6 +92,7 @@ class MainWindow : public QMainWindow {
   std::vector<QAction*> figure_actions_;
   QAction* export_h5_ = nullptr;
   bool run_when_loaded_ = false;
+  QStringList intervene_when_loaded_;
   enum class ProbeOnLoad { None, Probe, Series } probe_when_loaded_ = ProbeOnLoad::None;
   std::optional<std::pair<int, int>> positions_when_loaded_;
 };

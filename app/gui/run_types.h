@@ -28,6 +28,11 @@ struct ModelSummary {
   /// "hook_cope_gates", "hook_cope_pos"); the pattern comes first.
   QStringList views;
   bool rotary = false;     ///< q and k rotate (RoPE, scaled RoPE, HoPE): frequency analysis applies
+  bool rope = false;           ///< some layer has a RoPE component (p-RoPE applies)
+  bool learned_sinks = false;  ///< gpt-oss's learned sink logits (sink removal applies)
+  /// What the model runs with instead of the checkpoint as stored (Session::setInterventions;
+  /// ModelConfig::interventions), empty for the checkpoint itself.
+  QString interventions;
   int train_length = 0;    ///< L from the checkpoint (0: unknown)
   QString series_folder;   ///< the run folder when the checkpoint is one of its step-* folders
 };

@@ -42,6 +42,9 @@ void Session::connectWorker() {
     // the model cannot undo that, so the session must follow the worker (else a later run
     // would use a model the views do not know).
     if (!running_ || running_->ticket.generation != g) return;
+    // New interventions on a model whose run was shown: the same input runs again, so the
+    // grid shows the intervened model at once.
+    const bool rerun = running_->tag == QStringLiteral("intervene") && last_run_.has_value();
     model_ = m;
     last_run_.reset();
     selected_ = {-1, -1};
@@ -51,6 +54,7 @@ void Session::connectWorker() {
       view_ = QStringLiteral("hook_pattern");
     emit modelOpened(m);
     emit viewChanged(view_);
+    if (rerun) run();
   });
   connect(worker_, &InferenceWorker::runFinished, this, [this](quint64 g, const RunSummary& r) {
     if (!current(g)) return;
@@ -98,6 +102,18 @@ void Session::open(const QString& path) {
   job.body = [path, device, dtype](InferenceWorker& w, const JobTicket& t) {
     w.open(t, path, device, dtype);
   };
+  enqueue(std::move(job));
+}
+
+void Session::setInterventions(const QStringList& specs) {
+  // What is queued was asked of the model as it runs now.
+  for (auto& job : queue_) job.ticket.cancel->store(true);
+  queue_.clear();
+  if (running_) running_->ticket.cancel->store(true);
+  Job job;
+  job.tag = QStringLiteral("intervene");
+  job.busy_text = specs.isEmpty() ? tr("Restoring the checkpoint as stored…") : tr("Applying %1…").arg(specs.join(", "));
+  job.body = [specs](InferenceWorker& w, const JobTicket& t) { w.intervene(t, specs); };
   enqueue(std::move(job));
 }
 

@@ -83,6 +83,13 @@ class Session : public QObject {
   /// rows [q0, q1) × keys [k0, k1) of the last run, pooled only when larger than kHeadMapCells.
   /// Emits regionReady().
   void requestRegion(int layer, int head, qint64 q0, qint64 q1, qint64 k0, qint64 k1);
+  /// Runs the open model from now on with the interventions `specs` (poslens-cli's
+  /// --intervene values: "p-rope=0.5", "temperature=L3H1:2", "no-sinks", "mask-first-key";
+  /// analysis/interventions.h), applied to the checkpoint as stored — an empty list restores
+  /// it. Like open(): queued work is dropped, then modelOpened() brings the model's new summary
+  /// (ModelSummary::interventions) and the last run is gone. A spec that does not parse or
+  /// apply leaves the model as it was and emits failed() naming it.
+  void setInterventions(const QStringList& specs);
   /// Cancels every queued job and the running one; each emits cancelled() once.
   void cancel();
 

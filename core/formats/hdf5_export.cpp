@@ -269,6 +269,7 @@ class Writer {
     string_attribute(file, "/", "device", meta.device);
     string_attribute(file, "/", "dtype", meta.dtype);
     if (!meta.weights_sha256.empty()) string_attribute(file, "/", "weights_sha256", meta.weights_sha256);
+    if (!meta.interventions.empty()) string_attribute(file, "/", "interventions", meta.interventions);
   }
 
   void dataset(H5::H5File& file, const Hdf5Dataset& d) {

@@ -6,7 +6,7 @@
 //   /tokens/ids             int64 [batch, pos]
 //   /tokens/text            variable-length UTF-8 strings [batch, pos]
 //   root attributes         "poslens_version", "model_config" (JSON), "checkpoint",
-//                           "device", "dtype", "weights_sha256"
+//                           "device", "dtype", "weights_sha256", "interventions" (when any)
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +27,9 @@ struct ExportMetadata {
   /// SHA-256 of the weight files (LoadedModel::weights_sha256); empty for a model made in
   /// memory (then the attribute is not written).
   std::string weights_sha256;
+  /// What the model ran with instead of the checkpoint as stored (ModelConfig::interventions);
+  /// written as the root attribute "interventions" when not empty.
+  std::string interventions;
 };
 
 struct NamedCapture {

@@ -108,7 +108,7 @@ const std::vector<arch::ArchitectureEntry>& registry() {
   static const auto entries = [] {
     std::vector<arch::ArchitectureEntry> all;
     for (auto family : {arch::llama_family_architectures, arch::gpt2_architectures,
-                        arch::gpt_neox_architectures, arch::phi_architectures,
+                        arch::gpt_neox_architectures, arch::phi_architectures, arch::phi3_architectures,
                         arch::gemma_architectures, arch::olmo_architectures,
                         arch::bloom_architectures, arch::mpt_architectures, arch::cohere_architectures,
                         arch::gpt_oss_architectures,

@@ -79,6 +79,7 @@ std::vector<ArchitectureEntry> llama_family_architectures();  ///< + llama2.c
 std::vector<ArchitectureEntry> gpt2_architectures();
 std::vector<ArchitectureEntry> gpt_neox_architectures();
 std::vector<ArchitectureEntry> phi_architectures();
+std::vector<ArchitectureEntry> phi3_architectures();  ///< Phi3ForCausalLM (Phi-3, Phi-3.5, Phi-4-mini)
 std::vector<ArchitectureEntry> gemma_architectures();
 std::vector<ArchitectureEntry> olmo_architectures();
 std::vector<ArchitectureEntry> poslens_architectures();

@@ -142,8 +142,16 @@ double ModelConfig::attention_scale() const {
 }
 
 std::string ModelConfig::to_json() const {
-  // A PosLens-format model's own config.json: it loads again (poslens-cli info --json).
-  if (architecture == "PosLens") return poslens_config_json(*this);
+  // A PosLens-format model's own config.json: it loads again (poslens-cli info --json); an
+  // intervened one (never saved as a checkpoint) also says what it runs with.
+  if (architecture == "PosLens") {
+    if (interventions.empty()) return poslens_config_json(*this);
+    auto j = nlohmann::ordered_json::parse(poslens_config_json(*this));
+    if (mask_first_key) j["mask_first_key"] = true;
+    if (ablate_massive_activations) j["ablate_massive_activations"] = true;
+    j["interventions"] = interventions;
+    return j.dump();
+  }
   nlohmann::ordered_json j;
   j["format"] = format;
   j["architecture"] = architecture;
@@ -167,6 +175,8 @@ std::string ModelConfig::to_json() const {
   j["sliding_window"] = sliding_window;
   if (window_both_sides) j["window_both_sides"] = true;
   j["causal"] = causal;
+  if (mask_first_key) j["mask_first_key"] = true;
+  if (ablate_massive_activations) j["ablate_massive_activations"] = true;
   j["attn_scale"] = attention_scale();
   j["parallel_residual"] = parallel_residual;
   j["norm_placement"] = to_string(norm_placement);
@@ -180,6 +190,7 @@ std::string ModelConfig::to_json() const {
   if (final_logit_softcap != 0.0) j["final_logit_softcap"] = final_logit_softcap;
   if (qk_norm != QkNorm::None) j["qk_norm"] = to_string(qk_norm);
   if (attention_sinks) j["attention_sinks"] = true;
+  if (!interventions.empty()) j["interventions"] = interventions;
   if (mlp == MlpType::MoE) {
     j["n_experts"] = n_experts;
     j["n_experts_per_token"] = n_experts_per_token;

@@ -70,6 +70,19 @@ struct ModelConfig {
   /// only, as for causal models.
   bool window_both_sides = false;
   bool causal = true;
+  /// The first position hidden as a key from every later query (row 0 keeps it: it has no
+  /// other): the intervention "mask-first-key" (analysis/interventions.h; Barbero et al. 2025,
+  /// "Why do LLMs attend to the first token?", arXiv 2504.02732, remove the attention sink).
+  /// Every mask — allowed_block(), the fused kernel's, the reference — applies it; encodings
+  /// whose terms read the mask (CoPE's gates) see the key as absent. Never read from a checkpoint.
+  bool mask_first_key = false;
+  /// The massive-activation ablation (the intervention "massive=zero"; Sun et al. 2024,
+  /// "Massive Activations in Large Language Models", arXiv 2402.17762, §3 set them to zero): at
+  /// the first layer whose output has massive entries (core/runtime/massive_entries.h: |h| >
+  /// 100 and > 1000 × the median |h|), those entries are set to 0 before the next layer reads
+  /// them; later layers are left alone. That layer's hook_resid_post shows them as they were
+  /// made; the next hook_resid_pre shows them ablated. Never read from a checkpoint.
+  bool ablate_massive_activations = false;
   /// Multiplies q·k before the softmax; 0 means the usual 1/sqrt(d_head) (T5-style models: 1).
   double attn_scale = 0.0;
   /// Logit soft-capping (Gemma 2, Gemma Team 2024 §2, arXiv 2408.00118): attention logits
@@ -133,6 +146,10 @@ struct ModelConfig {
   /// written by `poslens-cli train`, docs/training.md), empty when absent. Not used by the
   /// forward pass; kept so a checkpoint says how it was made.
   std::string training_json;
+  /// The interventions this config runs with (Interventions::describe(), "p-RoPE 0.25, L3H1 τ 2"),
+  /// empty for the checkpoint as stored. Set by intervened_model(); to_json() writes it as
+  /// "interventions" and every file records it (ExportMetadata::interventions).
+  std::string interventions;
 
   /// Throws poslens::Error naming the first inconsistent field (e.g. n_heads not divisible by
   /// n_kv_heads, d_head odd with rotary, a non-positive size).

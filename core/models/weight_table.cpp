@@ -26,6 +26,14 @@ bool has_layer(const std::string& pattern) { return pattern.find("{L}") != std::
 std::vector<at::Tensor> split_fused(const at::Tensor& t, const WeightRule& rule,
                                     const std::string& name) {
   const auto n = static_cast<int64_t>(rule.layer_targets.size());
+  if (rule.split == WeightRule::Split::Chunk && !rule.split_rows.empty()) {
+    int64_t rows = 0;
+    for (const int64_t r : rule.split_rows) rows += r;
+    if (static_cast<int64_t>(rule.split_rows.size()) != n || rows != t.size(0))
+      throw Error("weight table: " + name + " has " + std::to_string(t.size(0)) + " rows, not the " +
+                  std::to_string(rows) + " of its " + std::to_string(rule.split_rows.size()) + " parts");
+    return t.split_with_sizes(rule.split_rows, 0);
+  }
   if (rule.split == WeightRule::Split::Chunk) {
     if (t.size(0) % n != 0)
       throw Error("weight table: " + name + " has " + std::to_string(t.size(0)) +

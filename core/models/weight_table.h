@@ -34,7 +34,7 @@ struct WeightRule {
   bool optional = false;   ///< may be absent (e.g. lm_head.weight when tied)
   /// How a rule with several layer_targets hands its (transposed) tensor to them, along dim 0.
   enum class Split {
-    Chunk,    ///< n equal consecutive parts: rows [q; k; v] (GPT-2 c_attn)
+    Chunk,    ///< n consecutive parts: rows [q; k; v] (GPT-2 c_attn), equal or split_rows
     PerHead,  ///< rows laid out [split_heads, n, rows/(split_heads*n)], part i = [:, i, :]:
               ///< GPT-NeoX query_key_value, viewed per head as (q, k, v) by HF modeling_gpt_neox
     Shared,   ///< not split: every target gets the same tensor (Phi's one LayerNorm feeds both
@@ -42,6 +42,9 @@ struct WeightRule {
   };
   Split split = Split::Chunk;
   int64_t split_heads = 0;  ///< Split::PerHead: the number of heads in dim 0
+  /// Split::Chunk: each part's rows, one per target (Phi-3's qkv_proj with grouped kv heads:
+  /// [n_heads·d_head; n_kv_heads·d_head; n_kv_heads·d_head]); empty: equal parts.
+  std::vector<int64_t> split_rows;
   /// An encoder–decoder model's encoder tensor: {L} runs over n_encoder_layers into
   /// ModelWeights::encoder_layers, pe_name goes to encoder_pe.
   bool encoder = false;

@@ -82,7 +82,15 @@ std::string RotaryEncoding::describe() const {
   std::ostringstream out;
   out << "RoPE (" << to_string(pairing_) << " pairs, rope_theta=" << rope_theta_;
   if (rotary_dim_ != d_head_) out << ", rotary_dim=" << rotary_dim_ << " of " << d_head_;
-  if (scaling_.type != "default") out << ", rope_scaling=" << scaling_.type << " x" << scaling_.factor;
+  if (scaling_.type != "default") {
+    // yarn / longrope with an original length: HF's factor is max_position_embeddings / it.
+    const auto& s = scaling_;
+    const bool by_lengths = s.original_max_position_embeddings > 0 && s.type != "llama3" && s.max_position_embeddings > 0;
+    out << ", rope_scaling=" << s.type << " x"
+        << (by_lengths ? static_cast<double>(s.max_position_embeddings) / static_cast<double>(s.original_max_position_embeddings)
+                       : s.factor);
+    if (s.original_max_position_embeddings > 0) out << " of " << s.original_max_position_embeddings << " positions";
+  }
   if (scaling_.drop_lowest_fraction > 0)
     out << ", p-RoPE: lowest " << p_rope_dropped_components(scaling_.drop_lowest_fraction, rotary_dim_) << " of "
         << rotary_dim_ / 2 << " components unrotated";

@@ -91,14 +91,16 @@ at::Tensor terms_bias(const ScoreTerms& terms, const at::Tensor& allowed) {
 
 /// How the fused kernel masks rows [q0, q1) against keys [k0, k1) of a layer without additive
 /// terms: its own causal flag for the whole of a causal layer, else the allowed mask where some
-/// key is hidden (causal or a sliding window), else nothing.
+/// key is hidden (causal, a sliding window, the first key masked), else nothing.
 struct KernelMask {
   bool causal = false;
   bool needs_allowed = false;
 };
 KernelMask kernel_mask(const ModelConfig& c, int64_t q0, int64_t q1, int64_t k0, int64_t k1) {
-  const bool whole_causal = c.causal && c.sliding_window == 0 && q0 == 0 && k0 == 0 && k1 == q1;
-  return {whole_causal, !whole_causal && (c.causal || c.sliding_window > 0)};
+  const bool first_key_hidden = c.mask_first_key && k0 == 0 && q1 > 1;
+  const bool whole_causal =
+      c.causal && c.sliding_window == 0 && !first_key_hidden && q0 == 0 && k0 == 0 && k1 == q1;
+  return {whole_causal, !whole_causal && (c.causal || c.sliding_window > 0 || first_key_hidden)};
 }
 
 }  // namespace
@@ -108,6 +110,7 @@ at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int6
   const auto i = positions(q0, q1, device).unsqueeze(1), j = positions(k0, k1, device).unsqueeze(0);
   auto a = config.causal ? j <= i : torch::ones({q1 - q0, k1 - k0}, torch::dtype(torch::kBool).device(device));
   if (config.sliding_window > 0) a = a & (window_distance(config, i - j) < config.sliding_window);
+  if (config.mask_first_key && k0 == 0) a = a & ((j != 0) | (i == 0));  // row 0 keeps its only key
   return a;
 }
 
@@ -286,6 +289,7 @@ LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int6
   if (config_.causal && std::max(q0 + 1, k0) < k1) spans.emplace_back(std::max(q0 + 1, k0), k1);
   if (W > 0 && std::min(q1 - W, k1) > k0) spans.emplace_back(k0, std::min(q1 - W, k1));
   if (W > 0 && both_ways(config_) && std::max(q0 + W, k0) < k1) spans.emplace_back(std::max(q0 + W, k0), k1);
+  if (config_.mask_first_key && k0 == 0 && q1 > 1) spans.emplace_back(0, 1);
   if (!spans.empty()) {
     if (at::GradMode::is_enabled()) {  // training: out of place, autograd stays simple
       logits = logits.masked_fill(s.allowed.logical_not(), kNegInf);
@@ -422,8 +426,9 @@ FusedAttention LayerAttention::fused_rows(int64_t q0, int64_t q1, bool with_lse)
 
 at::Tensor LayerAttention::fused_output(const AttentionBlocking& blocking) const {
   // One call where the kernel's own mask suffices (causal or none); blocks of rows where a
-  // float mask [rows, keys] must be built (terms, sliding window).
-  const int64_t R = !terms_ && config_.sliding_window == 0 ? T_ : block_rows(blocking);
+  // float mask [rows, keys] must be built (terms, sliding window, the first key masked).
+  const bool one_call = !terms_ && config_.sliding_window == 0 && !config_.mask_first_key;
+  const int64_t R = one_call ? T_ : block_rows(blocking);
   if (R >= T_) return fused_rows(0, T_, false).z.transpose(1, 2).contiguous();
   RowsOutput out(q_, T_, false);
   for (int64_t q0 = 0; q0 < T_; q0 += R) out.add(q0, fused_rows(q0, std::min(T_, q0 + R), false).z);
@@ -518,6 +523,7 @@ WholeAttention whole_attention(const ModelConfig& c, const PositionEncoding& enc
   const auto i = positions(0, T, device).unsqueeze(1), j = positions(0, T, device).unsqueeze(0);
   auto allowed = c.causal ? (j <= i) : torch::ones({T, T}, torch::dtype(torch::kBool).device(device));
   if (c.sliding_window > 0) allowed = allowed & (window_distance(c, i - j) < c.sliding_window);
+  if (c.mask_first_key) allowed = allowed & ((j != 0) | (i == 0));
   const auto k = in.k.repeat_interleave(G, 1), v = in.v.repeat_interleave(G, 1);
   const double scale = c.attention_scale();
   const auto qk = torch::matmul(in.q, k.transpose(-1, -2)).to(torch::kFloat32);

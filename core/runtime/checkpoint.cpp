@@ -261,6 +261,8 @@ std::string describe(const LoadedModel& loaded) {
       << "tokenizer:         " << (loaded.tokenizer ? loaded.tokenizer->describe() : loaded.tokenizer_note) << "\n";
   if (!c.training_json.empty())
     out << "trained:           " << training_summary(c.training_json) << "\n";
+  if (!c.interventions.empty())
+    out << "interventions:     " << c.interventions << " (the checkpoint's weights are unchanged)\n";
   return out.str();
 }
 

@@ -29,6 +29,7 @@ ExportMetadata export_metadata(const LoadedModel& model) {
   meta.device = model.model->device().str();
   meta.dtype = dtype_name(model.model->dtype());
   meta.weights_sha256 = model.weights_sha256;
+  meta.interventions = model.model->config().interventions;
   return meta;
 }
 

@@ -8,6 +8,7 @@
 #include "core/base/error.h"
 #include "core/base/narrow.h"
 #include "core/runtime/blocks.h"
+#include "core/runtime/massive_entries.h"
 
 namespace poslens {
 
@@ -159,6 +160,7 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
     const blocks::Pass pass{c, *position_, sink, positions(T), block_sizes, B, T, HookStack::Blocks, offset};
     sink.begin(B, T);
     auto x = blocks::embedding(pass, weights_, ids, token_types);
+    bool massive_ablated = false;  // ModelConfig::ablate_massive_activations: at the first layer that has them
     for (int l = 0; l < c.n_layers; ++l) {
       const auto& w = weights_.layers[static_cast<size_t>(l)];
       if (layer_configs_.empty()) {
@@ -167,6 +169,13 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
         const blocks::Pass own{layer_config(l), position_encoding(l), sink, pass.positions, block_sizes, B, T,
                                HookStack::Blocks, offset};
         x = blocks::layer(own, l, w, x);
+      }
+      if (c.ablate_massive_activations && !massive_ablated) {
+        const auto massive = massive_entries(x);
+        if (massive.any().item<bool>()) {
+          x = x.masked_fill(massive, 0.0);
+          massive_ablated = true;
+        }
       }
       sink.layer_done(l);
       if (progress && !progress(l + 1, static_cast<int>(c.n_layers))) throw Cancelled();

@@ -1,19 +1,26 @@
 // Interventions (analysis/interventions.h), by their known answers: p-RoPE with p = 0 changes
 // nothing and with p = 1 is the NoPE forward of the same weights; p = 0.5 stops exactly the
 // lowest half of θ_c; a head's temperature divides that head's logits and no other's; removing
-// gpt-oss's learned sinks makes every row of its patterns sum to 1; what does not apply is
-// refused with the reason; the CLI's spellings parse.
+// gpt-oss's learned sinks makes every row of its patterns sum to 1; masking the first token as
+// a key gives every later row the softmax of its scores without key 0, on every attention path;
+// zeroing massive activations where they first appear equals the forward with them never made;
+// the intervened model names what it runs with, and its files record it; what does not apply
+// is refused with the reason; the CLI's spellings parse.
 #include <torch/torch.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "analysis/interventions.h"
 #include "core/base/error.h"
 #include "core/runtime/capture_sink.h"
+#include "core/formats/hdf5_reader.h"
 #include "core/runtime/checkpoint.h"
+#include "core/runtime/massive_entries.h"
+#include "core/runtime/run.h"
 #include "fixtures.h"
 #include "random_model.h"
 
@@ -145,14 +152,133 @@ TEST(Interventions, WithoutGptOssSinksEveryRowSumsToOne) {
   }
 }
 
+/// Layer `layer`'s `kind` map over `T` tokens, [head, q, k].
+at::Tensor map_of(const Transformer& model, HookKind kind, int layer, int64_t T) {
+  Captures captures;
+  const HookPoint point{kind, layer, HookStack::Blocks};
+  CaptureSink sink(CaptureSpec({point.name()}), captures);
+  c10::InferenceMode inference;
+  model.forward(tokens(T), sink);
+  return captures.find(point)[0];
+}
+
+TEST(Interventions, MaskingTheFirstKeyGivesEveryLaterRowTheSoftmaxWithoutIt) {
+  // Two kv heads shared by four query heads, RoPE; 40 positions so that the blocked paths
+  // (POSLENS_ATTENTION_BLOCKS=3,5 in ctest's second run) cross many blocks and key chunks.
+  const auto model = test::random_model(test::small_config(kRope, 2), 8);
+  Interventions iv;
+  iv.mask_first_key = true;
+  const auto masked = intervened_model(model, iv);
+  const int64_t T = 40;
+  for (int layer : {0, 1}) {
+    // Layer 0's scores are the plain model's (its input is the same); later layers read a
+    // residual stream that changed, so compare each with the masked model's own scores.
+    const auto scores = map_of(*masked, HookKind::AttnScores, layer, T);
+    const auto pattern = map_of(*masked, HookKind::Pattern, layer, T);
+    if (layer == 0) {
+      const auto plain = map_of(model, HookKind::AttnScores, 0, T);
+      const auto seen = torch::isfinite(scores);
+      EXPECT_TRUE(torch::allclose(scores.masked_select(seen), plain.masked_select(seen), 1e-6, 1e-6));
+      EXPECT_TRUE(torch::isneginf(scores.narrow(1, 1, T - 1).select(2, 0)).all().item<bool>())
+          << "key 0 is hidden from queries 1…T−1";
+    }
+    auto expected_scores = scores.clone();
+    expected_scores.narrow(1, 1, T - 1).select(2, 0).fill_(-std::numeric_limits<double>::infinity());
+    EXPECT_TRUE(torch::allclose(pattern, torch::softmax(expected_scores, -1), 1e-6, 1e-7)) << "layer " << layer;
+    EXPECT_TRUE(torch::equal(pattern.select(1, 0).select(1, 0), torch::ones({4}))) << "query 0 keeps its one key";
+  }
+  // The output without maps (fused with a mask on LibTorch 2.x, streamed key chunks under small
+  // blocks) equals the output of the pass that made the maps above.
+  Captures captures;
+  CaptureSink keep(CaptureSpec({"blocks.*.attn.hook_pattern"}), captures);
+  c10::InferenceMode inference;
+  const auto with_maps = masked->forward(tokens(T), keep);
+  EXPECT_TRUE(torch::allclose(masked->forward(tokens(T)), with_maps, 1e-5, 1e-5));
+  EXPECT_FALSE(torch::allclose(model.forward(tokens(T)), with_maps, 1e-3, 1e-3)) << "the first key mattered";
+  // RoPE is relative: with key 0 unseen, positions 1…T−1 compute what the input without its
+  // first token does (the model's own forward on the shortened ids, an independent route).
+  const auto shortened = model.forward(tokens(T).narrow(1, 1, T - 1));
+  EXPECT_TRUE(torch::allclose(with_maps.narrow(1, 1, T - 1), shortened, 1e-4, 1e-4));
+}
+
+TEST(Interventions, TheMassiveCriterionIsSunEtAlsThreshold) {
+  auto x = torch::ones({1, 4, 8});  // median |x| 1
+  x[0][2][5] = 1500.0;              // > 100 and > 1000 · 1
+  x[0][1][3] = -2000.0;
+  x[0][3][0] = 900.0;  // > 100 but < 1000 · median
+  const auto massive = massive_entries(x);
+  EXPECT_EQ(massive.sum().item<int64_t>(), 2);
+  EXPECT_TRUE(massive[0][2][5].item<bool>() && massive[0][1][3].item<bool>());
+}
+
+TEST(Interventions, ZeroingMassiveActivationsEqualsTheForwardThatNeverMadeThem) {
+  // Layer 0 writes nothing (W_o = W_down = 0), so its output is the embedding; token 7's
+  // embedding carries one massive entry (5000 against a median |h| ≈ 0.34), which the
+  // intervention zeroes there — the same forward as a table whose entry is 0. Layer 1 is real.
+  const auto config = test::small_config(kRope, 2);
+  auto weights = test::random_model(config, 5).weights();
+  torch::NoGradGuard no_grad;
+  auto& first = weights.layers[0];
+  for (auto* t : {&first.w_o, &first.b_o, &first.w_down, &first.b_down})
+    if (t->defined()) *t = torch::zeros_like(*t);
+  weights.tok_embed = weights.tok_embed.clone();
+  weights.tok_embed[7][3] = 5000.0;
+  const Transformer planted(config, weights);
+  auto never = weights;
+  never.tok_embed = weights.tok_embed.clone();
+  never.tok_embed[7][3] = 0.0;
+  const Transformer without(config, never);
+  const auto ablated = intervened_model(planted, parse_interventions({"massive=zero"}));
+  EXPECT_TRUE(ablated->config().ablate_massive_activations);
+  const auto ids = torch::tensor(std::vector<int64_t>{1, 7, 4, 7, 9, 2}, torch::kLong).unsqueeze(0);
+  c10::InferenceMode inference;
+  const auto zeroed = ablated->forward(ids), reference = without.forward(ids);
+  EXPECT_TRUE(torch::allclose(zeroed, reference, 1e-5, 1e-5));
+  EXPECT_FALSE(torch::allclose(planted.forward(ids), reference, 1e-2, 1e-2)) << "the massive entry mattered";
+  // A model without massive activations runs unchanged.
+  const auto plain = test::random_model(config, 5);
+  EXPECT_TRUE(torch::equal(intervened_model(plain, parse_interventions({"massive=zero"}))->forward(ids),
+                           plain.forward(ids)));
+}
+
+TEST(Interventions, TheModelNamesWhatItRunsWithAndItsFilesRecordIt) {
+  const auto model = test::random_model(test::small_config(kRope, 2), 8);
+  const auto iv = parse_interventions({"p-rope=0.5", "mask-first-key"});
+  LoadedModel loaded;
+  loaded.path = "random";
+  loaded.model = intervened_model(model, iv);
+  EXPECT_EQ(loaded.model->config().interventions, "p-RoPE 0.5, first token masked as a key");
+  EXPECT_THAT(loaded.model->config().to_json(), HasSubstr(R"("mask_first_key":true)"));
+  EXPECT_THAT(describe(loaded), HasSubstr("interventions:     p-RoPE 0.5, first token masked as a key"));
+  // Applied again on top, both are named.
+  EXPECT_EQ(intervened_model(*loaded.model, parse_interventions({"temperature=L1:2"}))->config().interventions,
+            "p-RoPE 0.5, first token masked as a key, L1 τ 2");
+  const auto dir = test::scratch_dir();
+  const auto path = (dir / "run.h5").string();
+  export_run(path, loaded, run_model(loaded, {3, 1, 4, 1, 5}, CaptureSpec({"logits"})));
+  EXPECT_EQ(Hdf5Reader(path).string_attribute("/", "interventions"), "p-RoPE 0.5, first token masked as a key");
+  loaded.model = std::make_unique<Transformer>(model.config(), model.weights());
+  export_run(path, loaded, run_model(loaded, {3, 1, 4, 1, 5}, CaptureSpec({"logits"})));
+  EXPECT_EQ(Hdf5Reader(path).string_attribute("/", "interventions"), "") << "the checkpoint as stored";
+}
+
 TEST(Interventions, TheCliSpellingsParse) {
-  const auto iv = parse_interventions({"p-rope=0.25", "temperature=L3H1:2", "temperature=L2:0.5", "no-sinks"});
-  EXPECT_EQ(iv.describe(), "p-RoPE 0.25, L3H1 τ 2, L2 τ 0.5, no learned sinks");
+  const auto iv = parse_interventions(
+      {"p-rope=0.25", "temperature=L3H1:2", "temperature=L2:0.5", "no-sinks", "mask-first-key", "massive=zero"});
+  EXPECT_EQ(iv.describe(),
+            "p-RoPE 0.25, L3H1 τ 2, L2 τ 0.5, no learned sinks, first token masked as a key, massive activations zeroed");
   EXPECT_EQ(iv.temperatures.at(1).head, -1);
   EXPECT_TRUE(parse_interventions({}).empty());
   EXPECT_EQ(parse_interventions({}).describe(), "none");
-  for (const char* bad : {"p-rope=2", "p-rope=x", "temperature=L3H:2", "temperature=L3H1", "temperature=L1:0", "sinks"})
+  for (const char* bad : {"p-rope=2", "p-rope=x", "temperature=L3H:2", "temperature=L3H1", "temperature=L1:0", "sinks",
+                          "mask-first-key=1", "massive=mean"})
     EXPECT_THROW(parse_interventions({bad}), Error) << bad;
+  try {
+    parse_interventions({"massive=mean"});
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("needs the means over many sequences"));
+  }
   try {
     parse_interventions({"temperatur=L1:2"});
   } catch (const Error& e) {

@@ -310,6 +310,18 @@ TEST(CliAnalyses, InterventionsBeforeAndAfterThroughDivergenceAndLengthLoss) {
   EXPECT_THAT(r.output, HasSubstr("--intervene p-rope=2: p must be in [0, 1]"));
   EXPECT_FALSE(std::filesystem::exists(dir / "x.h5"));
   EXPECT_EQ(cli("info " + model + " --intervene no-sinks").code, 2) << "info describes the checkpoint itself";
+  // The first token masked as a key: only query 0 still sees it, so each head's sink (mean over
+  // the T queries of p_i0) is 1/T; the file says what ran.
+  r = cli("heads " + model + text + " --intervene mask-first-key --out " + q(dir / "masked.h5"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_EQ(cli("heads " + model + text + " --out " + q(dir / "plain.h5")).code, 0);
+  const Hdf5Reader masked((dir / "masked.h5").string()), plain((dir / "plain.h5").string());
+  const auto T = static_cast<double>(masked.read("/tokens/ids").size(1));
+  const auto sink = masked.read("/analysis/heads/values").select(2, 2);
+  EXPECT_TRUE(torch::allclose(sink, torch::full_like(sink, 1.0 / T), 1e-6, 1e-6));
+  EXPECT_GT(plain.read("/analysis/heads/values").select(2, 2).max().item<double>(), 2.0 / T);
+  EXPECT_EQ(masked.string_attribute("/", "interventions"), "first token masked as a key");
+  EXPECT_EQ(plain.string_attribute("/", "interventions"), "");
 }
 
 TEST(CliAnalyses, PositionOffsetLeavesRopeAndMovesAbsolute) {

@@ -4,6 +4,9 @@
 #include "core/models/poslens_model.h"
 
 #include <QApplication>
+#include <QCheckBox>
+#include <QLabel>
+#include <QLineEdit>
 #include <QComboBox>
 #include <QDir>
 #include <QMenu>
@@ -27,6 +30,7 @@
 #include "app/gui/demo_models.h"
 #include "app/gui/inference_worker.h"
 #include "app/gui/main_window.h"
+#include "app/gui/panels/interventions_panel.h"
 #include "app/gui/panels/panel.h"
 #include "gui_test_util.h"
 #include "widgets/head_grid.h"
@@ -86,6 +90,44 @@ TEST(MainWindow, OpenRunSelectHeadAndExport) {
   EXPECT_FALSE(file.nameExists("/captures/blocks.0.attn.hook_rot_q"))
       << "the default export is patterns + logits; everything is an explicit choice";
   EXPECT_EQ(error_dialog(window), nullptr);
+}
+
+TEST(InterventionsPanel, FieldsBecomeTheCliSpecs) {
+  EXPECT_EQ(intervention_specs(0.0, "", false, false, false), QStringList());
+  EXPECT_EQ(intervention_specs(0.25, " L3H1:2,L5:0.5  L0H2:4 ", true, true, true),
+            (QStringList{"p-rope=0.25", "temperature=L3H1:2", "temperature=L5:0.5", "temperature=L0H2:4",
+                         "mask-first-key", "massive=zero", "no-sinks"}));
+}
+
+TEST(MainWindow, InterventionsPanelAppliesShowsAndRefusesWithADialog) {
+  POSLENS_REQUIRE_STORIES();
+  MainWindow window;
+  window.show();
+  QSignalSpy opened(window.session(), &Session::modelOpened);
+  window.openCheckpoint(stories());
+  ASSERT_TRUE(arrived(opened, 30000));
+  auto* mask = window.findChild<QCheckBox*>("interventionsMaskFirstKey");
+  auto* temperatures = window.findChild<QLineEdit*>("interventionsTemperatures");
+  auto* apply = window.findChild<QPushButton*>("interventionsApply");
+  auto* status = window.findChild<QLabel*>("interventionsStatus");
+  ASSERT_TRUE(mask && temperatures && apply && status);
+  EXPECT_TRUE(status->text().contains("as stored"));
+  mask->setChecked(true);
+  apply->click();
+  ASSERT_TRUE(arrived(opened, 10000, 2));
+  EXPECT_EQ(window.session()->model().interventions, "first token masked as a key");
+  EXPECT_TRUE(status->text().contains("first token masked as a key")) << status->text().toStdString();
+  EXPECT_TRUE(window.windowTitle().contains("with first token masked as a key"));
+  // A head that does not exist: one dialog naming it; the model runs as before.
+  QSignalSpy failed(window.session(), &Session::failed);
+  temperatures->setText("L7H0:2");
+  apply->click();
+  ASSERT_TRUE(arrived(failed, 10000));
+  QTest::qWait(50);
+  auto* dialog = error_dialog(window);
+  ASSERT_NE(dialog, nullptr);
+  EXPECT_TRUE(dialog->text().contains("temperature on layer 7: the model has 5 layers")) << dialog->text().toStdString();
+  EXPECT_EQ(window.session()->model().interventions, "first token masked as a key");
 }
 
 TEST(MainWindow, BrokenCheckpointShowsOneDialogAndKeepsTheWindow) {
@@ -240,11 +282,12 @@ TEST(DemoModels, TheShippedFlipFlopCopeDemoOpensOnItsGates) {
 
 TEST(MainWindow, IsAssembledFromPanels) {
   MainWindow window;
-  ASSERT_EQ(window.panels().size(), 7u);
+  ASSERT_EQ(window.panels().size(), 8u);
   QStringList docks;
   for (auto* dock : window.findChildren<QDockWidget*>()) docks << dock->objectName();
   docks.sort();
-  EXPECT_EQ(docks, (QStringList{"analyses", "frequencies", "heads", "input", "model", "position_map"}));
+  EXPECT_EQ(docks,
+            (QStringList{"analyses", "frequencies", "heads", "input", "interventions", "model", "position_map"}));
   EXPECT_EQ(window.centralWidget(), heatmapView(window));
   EXPECT_NE(headGrid(window), nullptr);
 }

@@ -311,6 +311,42 @@ TEST_F(OpenSession, ExportReRunsTheInputWithTheChosenCaptures) {
   EXPECT_TRUE(file.nameExists("/captures/blocks.0.attn.hook_rot_q"));
 }
 
+/// Head (0, 0)'s thumbnail of the last run: whether each later query still gives key 0 weight.
+bool later_rows_see_the_first_key(const RunSummary& run) {
+  const auto& map = run.thumbnails.at(0);
+  for (int64_t i = 1; i < map.rows; ++i)
+    if (!(map.at(i, 0) > 1e-12)) return false;  // 0 or NaN (masked)
+  return true;
+}
+
+TEST_F(OpenSession, InterventionsReplaceTheModelRerunTheInputAndResetRestoresIt) {
+  QSignalSpy opened(&session, &Session::modelOpened);
+  QSignalSpy finished(&session, &Session::runFinished);
+  QSignalSpy failed(&session, &Session::failed);
+  session.setInput({"Once upon a time", false});
+  session.run();
+  ASSERT_TRUE(arrived(finished, 30000));
+  EXPECT_TRUE(later_rows_see_the_first_key(finished.at(0).at(0).value<RunSummary>()));
+  session.setInterventions({"mask-first-key"});
+  ASSERT_TRUE(arrived(opened, 30000));
+  EXPECT_EQ(opened.at(0).at(0).value<ModelSummary>().interventions, "first token masked as a key");
+  EXPECT_TRUE(opened.at(0).at(0).value<ModelSummary>().description.contains("interventions:"));
+  ASSERT_TRUE(arrived(finished, 30000, 2)) << "the input shown runs again with the intervention";
+  const auto after = finished.at(1).at(0).value<RunSummary>();
+  EXPECT_FALSE(later_rows_see_the_first_key(after));
+  EXPECT_TRUE(after.message.contains("with interventions: first token masked as a key"));
+  // One that does not parse fails alone: the intervened model stays.
+  session.setInterventions({"p-rope=2"});
+  ASSERT_TRUE(arrived(failed, 30000));
+  EXPECT_TRUE(failed.at(0).at(1).toString().contains("p must be in [0, 1]"));
+  EXPECT_EQ(session.model().interventions, "first token masked as a key");
+  session.setInterventions({});
+  ASSERT_TRUE(arrived(opened, 30000, 2));
+  EXPECT_TRUE(session.model().interventions.isEmpty());
+  ASSERT_TRUE(arrived(finished, 30000, 3));
+  EXPECT_TRUE(later_rows_see_the_first_key(finished.at(2).at(0).value<RunSummary>())) << "the checkpoint as stored";
+}
+
 TEST(Session, RunWithoutAModelOrInputIsRefused) {
   Session session;
   QSignalSpy failed(&session, &Session::failed);

@@ -44,8 +44,8 @@ Work divergence_job(const RunInput& input, const QString& checkpoint) {
     const auto ids = input_ids(first, input);
     const auto d = compute_pattern_divergence(first, second, ids, ctx.progress());
     auto v = divergence_view(d, token_labels(first, ids), stem(first.path) + " vs " + stem(second.path));
-    v.provenance = provenance(first.path, first.weights_sha256) + QObject::tr(" | ") +
-                   provenance(second.path, second.weights_sha256);
+    v.provenance = provenance(first.path, first.weights_sha256, {}, first.model->config().interventions) +
+                   QObject::tr(" | ") + provenance(second.path, second.weights_sha256);
     return v;
   };
 }
@@ -68,7 +68,8 @@ Work length_loss_job(const QString& text_file, const QStringList& scalings) {
       curves.push_back(std::move(curve));
     }
     auto v = length_view(curves, L, stem(loaded.path));
-    v.provenance = provenance(loaded.path, loaded.weights_sha256) + QObject::tr(" · text %1").arg(text_file);
+    v.provenance = provenance(loaded.path, loaded.weights_sha256, {}, loaded.model->config().interventions) +
+                   QObject::tr(" · text %1").arg(text_file);
     return v;
   };
 }

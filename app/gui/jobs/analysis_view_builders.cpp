@@ -21,9 +21,11 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 
-QString provenance(const std::string& checkpoint, const std::string& sha256, const QString& file) {
+QString provenance(const std::string& checkpoint, const std::string& sha256, const QString& file,
+                   const std::string& interventions) {
   QString text = QObject::tr("checkpoint %1 · weights SHA-256 %2")
                      .arg(q(checkpoint), sha256.empty() ? QObject::tr("unknown") : q(sha256));
+  if (!interventions.empty()) text += QObject::tr(" · with interventions: %1").arg(q(interventions));
   if (!file.isEmpty()) text += QObject::tr(" · opened from %1").arg(file);
   return text;
 }
@@ -34,7 +36,7 @@ std::string stem(const std::string& checkpoint) {
 
 /// `v` with the open model's checkpoint and weights digest under it.
 AnalysisView of_model(AnalysisView v, const LoadedModel& loaded) {
-  v.provenance = provenance(loaded.path, loaded.weights_sha256);
+  v.provenance = provenance(loaded.path, loaded.weights_sha256, {}, loaded.model->config().interventions);
   return v;
 }
 

@@ -21,8 +21,10 @@ struct LoadedModel;
 
 namespace poslens::gui {
 
-/// "checkpoint C · weights SHA-256 S[ · opened from F]", the line under every view.
-QString provenance(const std::string& checkpoint, const std::string& sha256, const QString& file = {});
+/// "checkpoint C · weights SHA-256 S[ · with interventions I][ · opened from F]", the line
+/// under every view.
+QString provenance(const std::string& checkpoint, const std::string& sha256, const QString& file = {},
+                   const std::string& interventions = {});
 /// The checkpoint's file name, the views' short name for a model.
 std::string stem(const std::string& checkpoint);
 /// `v` with the open model's checkpoint and weights digest under it.

@@ -55,7 +55,8 @@ Work open_analysis_job(const QString& path, int layer, int head) {
     if (entry && entry->shown_in == ShownIn::Frequencies) return frequency_file(file, path);
     if (entry && entry->shown_in == ShownIn::PositionMap) return position_file(file);
     auto v = file.exists("/captures") ? captures_view(file, layer, head) : analysis_panel_file(file, stem(checkpoint));
-    v.provenance = provenance(checkpoint, file.string_attribute("/", "weights_sha256"), path);
+    v.provenance = provenance(checkpoint, file.string_attribute("/", "weights_sha256"), path,
+                              file.string_attribute("/", "interventions"));
     return v;
   };
 }

@@ -5,6 +5,7 @@
 #include "app/gui/panels/head_map_panel.h"
 #include "app/gui/panels/heads_panel.h"
 #include "app/gui/panels/input_panel.h"
+#include "app/gui/panels/interventions_panel.h"
 #include "app/gui/panels/model_panel.h"
 #include "app/gui/panels/position_map_panel.h"
 
@@ -16,6 +17,7 @@ std::vector<std::unique_ptr<Panel>> createPanels(Session& session) {
   panels.push_back(std::make_unique<HeadMapPanel>(session));
   panels.push_back(std::make_unique<ModelPanel>(session));
   panels.push_back(std::make_unique<InputPanel>(session));
+  panels.push_back(std::make_unique<InterventionsPanel>(session));
   panels.push_back(std::make_unique<HeadsPanel>(session));
   panels.push_back(std::make_unique<FrequenciesPanel>(session));
   panels.push_back(std::make_unique<PositionMapPanel>(session));

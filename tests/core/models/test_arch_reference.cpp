@@ -1,7 +1,7 @@
-// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3, Cohere 2, gpt-oss and ModernBERT
+// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3, Cohere 2, gpt-oss, ModernBERT and Phi-3
 // checkpoints in tests/data/models/ against the expected values their own reference code produced
 // (HF transformers' modeling_bloom, modeling_mpt, modeling_bert, modeling_roberta, modeling_qwen3,
-// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2, modeling_gpt_oss, modeling_modernbert; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
+// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2, modeling_gpt_oss, modeling_modernbert, modeling_phi3; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
 // patterns captured (blocked attention) and without any map (LibTorch 2.x: the fused kernel).
 // On CUDA (suite Gpu, `ctest -L gpu`) the same in float32, and bfloat16 logits within bf16's
 // precision.
@@ -296,10 +296,41 @@ TEST(ArchReference, SmolLM3NopeLayerBesideRopeLayers) {
   EXPECT_THROW(model.position_encoding(4), Error);
 }
 
+// Phi-3 (transformers 5.17): fused qkv_proj with GQA 4/2 (unequal parts) and gate_up_proj;
+// LongRoPE on 6 of 8 dims per head — the short factors at T = 13 ≤ 16, the long ones and a
+// sliding window of 10 at T = 24 — with the attention factor sqrt(1 + ln 4 / ln 16).
+TEST(ArchReference, Phi3LongRopeShortAndLongFactorsAndFusedProjections) {
+  expect_parity("phi3", case_dir("phi3"));
+  expect_parity("phi3_long", case_dir("phi3_long"));
+  const auto loaded = load_checkpoint(case_dir("phi3_long").string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  EXPECT_EQ(model.config().architecture, "Phi3ForCausalLM");
+  EXPECT_EQ(model.config().sliding_window, 10);
+  EXPECT_EQ(model.config().n_kv_heads, 2);
+  EXPECT_THAT(model.position_encoding().describe(), HasSubstr("longrope"));
+  // Each rotary pair's own factor: θ_c / short_factor[c] up to 16 tokens, / long_factor[c] beyond.
+  const auto short_theta = model.position_encoding().rotary_info(16)->theta;
+  const auto long_theta = model.position_encoding().rotary_info(24)->theta;
+  ASSERT_EQ(short_theta.size(0), 3);
+  const auto base = torch::pow(500.0, -torch::arange(0, 6, 2, torch::kDouble) / 6.0);
+  EXPECT_TRUE(torch::allclose(short_theta, base / torch::tensor({1.0, 1.5, 2.5}, torch::kDouble), 1e-12, 0));
+  EXPECT_TRUE(torch::allclose(long_theta, base / torch::tensor({1.2, 3.0, 7.0}, torch::kDouble), 1e-12, 0));
+  // Phi-3's own configs: rope_scaling of type "su", original_max_position_embeddings and
+  // partial_rotary_factor at the top level.
+  const auto hub = case_with("phi3_long", "hub-spelling", [](nlohmann::json& j) {
+    auto r = j["rope_parameters"];
+    j.erase("rope_parameters");
+    j["rope_theta"] = r["rope_theta"];
+    j["partial_rotary_factor"] = r["partial_rotary_factor"];
+    j["rope_scaling"] = {{"type", "su"}, {"short_factor", r["short_factor"]}, {"long_factor", r["long_factor"]}};
+  });
+  expect_parity("phi3_long", hub);
+}
+
 // Per-layer windows and encodings hold in small attention blocks too (POSLENS_ATTENTION_BLOCKS=3,5:
 // windows cut across query blocks and key chunks).
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
-  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding", "modernbert"}) {
+  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding", "modernbert", "phi3_long"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;

@@ -1,0 +1,56 @@
+#pragma once
+// Interventions panel (left dock): run the open model with position mechanisms moved or removed
+// — p-RoPE, head temperatures, the first token masked as a key, massive activations zeroed,
+// learned sinks removed — without
+// touching the checkpoint (analysis/interventions.h; poslens-cli's --intervene). Apply sends
+// them to the Session (Session::setInterventions); every view then shows the intervened model,
+// and every analysis result and file names what it ran with. Reset restores the checkpoint.
+#include <QStringList>
+
+#include "app/gui/panels/panel.h"
+
+class QCheckBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+
+namespace poslens::gui {
+
+struct ModelSummary;
+
+/// The --intervene specs of the panel's fields: "p-rope=P" when p > 0, one "temperature=…" per
+/// entry of `temperatures` (entries such as "L3H1:2" or "L5:0.5", separated by commas or
+/// spaces), "mask-first-key", "massive=zero", "no-sinks". Checking them is the worker's
+/// (parse_interventions).
+QStringList intervention_specs(double p_rope, const QString& temperatures, bool mask_first_key, bool zero_massive,
+                               bool no_sinks);
+
+class InterventionsPanel : public Panel {
+  Q_OBJECT
+ public:
+  explicit InterventionsPanel(Session& session);
+  QString title() const override { return tr("Interventions"); }
+  QString id() const override { return QStringLiteral("interventions"); }
+  Placement placement() const override { return Placement::Left; }
+  QWidget* widget() override { return widget_; }
+
+ private:
+  void onModelOpened(const ModelSummary& model);
+  void apply();
+  /// Every field back to "no intervention".
+  void clearFields();
+
+  QWidget* widget_ = nullptr;
+  QDoubleSpinBox* p_rope_ = nullptr;
+  QLineEdit* temperatures_ = nullptr;
+  QCheckBox* mask_first_key_ = nullptr;
+  QCheckBox* zero_massive_ = nullptr;
+  QCheckBox* no_sinks_ = nullptr;
+  QPushButton* apply_ = nullptr;
+  QPushButton* reset_ = nullptr;
+  QLabel* status_ = nullptr;
+  QString model_path_;  ///< the fields are cleared when another checkpoint opens
+};
+
+}  // namespace poslens::gui
