@@ -44,7 +44,9 @@ void Session::connectWorker() {
     if (!running_ || running_->ticket.generation != g) return;
     // New interventions on a model whose run was shown: the same input runs again, so the
     // grid shows the intervened model at once.
-    const bool rerun = running_->tag == QStringLiteral("intervene") && last_run_.has_value();
+    const bool intervened = running_->tag == QStringLiteral("intervene");
+    const bool rerun = intervened && last_run_.has_value();
+    interventions_ = intervened ? running_->specs : QStringList();
     model_ = m;
     last_run_.reset();
     selected_ = {-1, -1};
@@ -112,6 +114,7 @@ void Session::setInterventions(const QStringList& specs) {
   if (running_) running_->ticket.cancel->store(true);
   Job job;
   job.tag = QStringLiteral("intervene");
+  job.specs = specs;
   job.busy_text = specs.isEmpty() ? tr("Restoring the checkpoint as stored…") : tr("Applying %1…").arg(specs.join(", "));
   job.body = [specs](InferenceWorker& w, const JobTicket& t) { w.intervene(t, specs); };
   enqueue(std::move(job));

@@ -102,6 +102,9 @@ class Session : public QObject {
   /// The last completed run (nullopt before the first, and after open()).
   const std::optional<RunSummary>& lastRun() const { return last_run_; }
   QString view() const { return view_; }
+  /// The interventions the open model runs with (setInterventions' specs), empty for the
+  /// checkpoint as stored.
+  QStringList interventions() const { return interventions_; }
   std::pair<int, int> selectedHead() const { return selected_; }
   QString exportCaptureSpec() const { return export_captures_; }
   /// True while a job with a busy text (open, run, export, analyses) is queued or running
@@ -142,6 +145,7 @@ class Session : public QObject {
     JobTicket ticket;
     QString busy_text;  ///< empty for jobs that do not make the session busy
     RunInput input;     ///< what a "run" job reads (becomes the export's input when it ends)
+    QStringList specs;  ///< what an "intervene" job applies
     std::function<void(InferenceWorker&, const JobTicket&)> body;
     std::function<void(const std::any&)> on_result;  ///< submitted jobs
   };
@@ -174,6 +178,7 @@ class Session : public QObject {
   RunInput input_;
   RunInput last_run_input_;
   QString view_ = QStringLiteral("hook_pattern");
+  QStringList interventions_;
   QString preferred_view_;
   std::pair<int, int> selected_{-1, -1};
   QString export_captures_ = QString::fromLatin1(kDefaultExportCaptures);

@@ -130,6 +130,22 @@ TEST(MainWindow, InterventionsPanelAppliesShowsAndRefusesWithADialog) {
   EXPECT_EQ(window.session()->model().interventions, "first token masked as a key");
 }
 
+TEST(MainWindow, CommandLineInterventionsApplyBeforeTheRunAndShowInThePanel) {
+  POSLENS_REQUIRE_STORIES();
+  MainWindow window;
+  QSignalSpy finished(window.session(), &Session::runFinished);
+  window.setInputText("Once upon a time");
+  window.interveneWhenLoaded({"temperature=L1H2:2", "mask-first-key"});
+  window.runWhenLoaded();
+  window.openCheckpoint(stories());
+  ASSERT_TRUE(arrived(finished, 30000));
+  EXPECT_TRUE(finished.at(0).at(0).value<RunSummary>().message.contains(
+      "with interventions: L1H2 τ 2, first token masked as a key"));
+  EXPECT_TRUE(window.findChild<QCheckBox*>("interventionsMaskFirstKey")->isChecked());
+  EXPECT_EQ(window.findChild<QLineEdit*>("interventionsTemperatures")->text(), "L1H2:2");
+  EXPECT_EQ(finished.count(), 1) << "one run, of the intervened model";
+}
+
 TEST(MainWindow, BrokenCheckpointShowsOneDialogAndKeepsTheWindow) {
   const auto broken = test::scratch_dir() / "broken.bin";
   { std::ofstream(broken) << "not a model"; }

@@ -330,6 +330,7 @@ TEST_F(OpenSession, InterventionsReplaceTheModelRerunTheInputAndResetRestoresIt)
   session.setInterventions({"mask-first-key"});
   ASSERT_TRUE(arrived(opened, 30000));
   EXPECT_EQ(opened.at(0).at(0).value<ModelSummary>().interventions, "first token masked as a key");
+  EXPECT_EQ(session.interventions(), QStringList{"mask-first-key"});
   EXPECT_TRUE(opened.at(0).at(0).value<ModelSummary>().description.contains("interventions:"));
   ASSERT_TRUE(arrived(finished, 30000, 2)) << "the input shown runs again with the intervention";
   const auto after = finished.at(1).at(0).value<RunSummary>();
@@ -343,6 +344,7 @@ TEST_F(OpenSession, InterventionsReplaceTheModelRerunTheInputAndResetRestoresIt)
   session.setInterventions({});
   ASSERT_TRUE(arrived(opened, 30000, 2));
   EXPECT_TRUE(session.model().interventions.isEmpty());
+  EXPECT_TRUE(session.interventions().isEmpty());
   ASSERT_TRUE(arrived(finished, 30000, 3));
   EXPECT_TRUE(later_rows_see_the_first_key(finished.at(2).at(0).value<RunSummary>())) << "the checkpoint as stored";
 }

@@ -77,10 +77,7 @@ InterventionsPanel::InterventionsPanel(Session& session) : Panel(session) {
   widget_->setEnabled(false);
 
   connect(apply_, &QPushButton::clicked, this, &InterventionsPanel::apply);
-  connect(reset_, &QPushButton::clicked, this, [this] {
-    clearFields();
-    this->session().setInterventions({});
-  });
+  connect(reset_, &QPushButton::clicked, this, [this] { this->session().setInterventions({}); });
   connect(&session, &Session::modelOpened, this, &InterventionsPanel::onModelOpened);
 }
 
@@ -89,19 +86,22 @@ void InterventionsPanel::apply() {
                                                 zero_massive_->isChecked(), no_sinks_->isChecked()));
 }
 
-void InterventionsPanel::clearFields() {
-  p_rope_->setValue(0.0);
-  temperatures_->clear();
-  mask_first_key_->setChecked(false);
-  zero_massive_->setChecked(false);
-  no_sinks_->setChecked(false);
+void InterventionsPanel::showSpecs(const QStringList& specs) {
+  double p = 0.0;
+  QStringList temperatures;
+  for (const auto& spec : specs) {
+    if (spec.startsWith(QStringLiteral("p-rope="))) p = spec.section('=', 1).toDouble();
+    if (spec.startsWith(QStringLiteral("temperature="))) temperatures << spec.section('=', 1);
+  }
+  p_rope_->setValue(p);
+  temperatures_->setText(temperatures.join(QStringLiteral(", ")));
+  mask_first_key_->setChecked(specs.contains(QStringLiteral("mask-first-key")));
+  zero_massive_->setChecked(specs.contains(QStringLiteral("massive=zero")));
+  no_sinks_->setChecked(specs.contains(QStringLiteral("no-sinks")));
 }
 
 void InterventionsPanel::onModelOpened(const ModelSummary& model) {
-  if (model.path != model_path_) {  // another checkpoint: nothing of the last one's choices applies
-    model_path_ = model.path;
-    clearFields();
-  }
+  showSpecs(session().interventions());  // what runs now, however it was applied
   widget_->setEnabled(true);
   p_rope_->setEnabled(model.rope);
   no_sinks_->setEnabled(model.learned_sinks || no_sinks_->isChecked());

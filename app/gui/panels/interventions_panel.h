@@ -38,8 +38,8 @@ class InterventionsPanel : public Panel {
  private:
   void onModelOpened(const ModelSummary& model);
   void apply();
-  /// Every field back to "no intervention".
-  void clearFields();
+  /// The fields showing `specs` (Session::interventions()); empty: "no intervention".
+  void showSpecs(const QStringList& specs);
 
   QWidget* widget_ = nullptr;
   QDoubleSpinBox* p_rope_ = nullptr;
@@ -50,7 +50,6 @@ class InterventionsPanel : public Panel {
   QPushButton* apply_ = nullptr;
   QPushButton* reset_ = nullptr;
   QLabel* status_ = nullptr;
-  QString model_path_;  ///< the fields are cleared when another checkpoint opens
 };
 
 }  // namespace poslens::gui
