@@ -221,7 +221,27 @@ def case_phi3_long(out: str) -> None:
     save(out, "phi3_long", phi3_model(121, 10), ids)
 
 
-def save(out: str, case: str, model, ids: torch.Tensor) -> None:
+def case_mixtral(out: str) -> None:
+    """MixtralForCausalLM: Mistral's block with a sparse mixture of 4 experts, top 2 (router without bias,
+    renormalised softmax), experts stored one tensor each (block_sparse_moe.experts.{e}.w1/w2/w3), sliding
+    window 6 < T = 13, GQA 4/2, rope_theta 10000. reference.safetensors also holds router_top.{l} int64
+    [T, 2]: each token's two experts as HF's router picks them (sorted ascending)."""
+    config = transformers.MixtralConfig(
+        vocab_size=96, hidden_size=32, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=64, sliding_window=6,
+        num_local_experts=4, num_experts_per_tok=2, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        bos_token_id=1, rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+    config._attn_implementation = "eager"
+    model = transformers.MixtralForCausalLM(config).eval()
+    randomize_(model, seed=131)
+    ids = torch.randint(2, 96, (1, 13), generator=torch.Generator().manual_seed(132))
+    with torch.no_grad():
+        routers = model(input_ids=ids, output_router_logits=True).router_logits
+    tops = {f"router_top.{l}": r.topk(2, -1).indices.sort(-1).values.contiguous() for l, r in enumerate(routers)}
+    save(out, "mixtral", model, ids, tops)
+
+
+def save(out: str, case: str, model, ids: torch.Tensor, extra=None) -> None:
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
     model.save_pretrained(d, safe_serialization=True)
@@ -230,6 +250,7 @@ def save(out: str, case: str, model, ids: torch.Tensor) -> None:
     ref = OrderedDict(input_ids=ids.contiguous(), logits=o.logits.float().contiguous())
     for l, a in enumerate(o.attentions):
         ref[f"attentions.{l}"] = a.float().contiguous()
+    ref.update(extra or {})
     source = f"transformers {transformers.__version__} {type(model).__name__}, torch {torch.__version__}, eager"
     save_file(ref, os.path.join(d, "reference.safetensors"),
               metadata={"format": "poslens-arch-reference", "case": case, "source": source})
@@ -239,7 +260,8 @@ def save(out: str, case: str, model, ids: torch.Tensor) -> None:
 
 CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
          "smollm3": case_smollm3, "cohere2": case_cohere2, "gpt_oss": case_gpt_oss,
-         "modernbert": case_modernbert, "phi3": case_phi3, "phi3_long": case_phi3_long}
+         "modernbert": case_modernbert, "phi3": case_phi3, "phi3_long": case_phi3_long,
+         "mixtral": case_mixtral}
 
 
 def main() -> None:

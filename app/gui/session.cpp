@@ -20,9 +20,7 @@ Session::Session(QObject* parent) : QObject(parent) {
 }
 
 Session::~Session() {
-  for (auto& job : queue_) job.ticket.cancel->store(true);
-  queue_.clear();
-  if (running_) running_->ticket.cancel->store(true);  // the worker stops at the next layer
+  dropAllWork();
   thread_.quit();
   thread_.wait();
 }
@@ -93,10 +91,7 @@ void Session::setLoadOptions(const QString& device, const QString& dtype) {
 }
 
 void Session::open(const QString& path) {
-  // Work queued for the old model is meaningless for the new one.
-  for (auto& job : queue_) job.ticket.cancel->store(true);
-  queue_.clear();
-  if (running_) running_->ticket.cancel->store(true);
+  dropAllWork();  // work queued for the old model is meaningless for the new one
   Job job;
   job.tag = QStringLiteral("open");
   job.busy_text = tr("Loading %1…").arg(QFileInfo(path).fileName());
@@ -108,10 +103,7 @@ void Session::open(const QString& path) {
 }
 
 void Session::setInterventions(const QStringList& specs) {
-  // What is queued was asked of the model as it runs now.
-  for (auto& job : queue_) job.ticket.cancel->store(true);
-  queue_.clear();
-  if (running_) running_->ticket.cancel->store(true);
+  dropAllWork();  // what is queued was asked of the model as it runs now
   Job job;
   job.tag = QStringLiteral("intervene");
   job.specs = specs;
@@ -259,6 +251,12 @@ void Session::submit(const QString& tag, const QString& busy_text, Work work,
   job.on_result = std::move(on_result);
   job.body = [work = std::move(work)](InferenceWorker& w, const JobTicket& t) { w.execute(t, work); };
   enqueue(std::move(job));
+}
+
+void Session::dropAllWork() {
+  for (auto& job : queue_) job.ticket.cancel->store(true);
+  queue_.clear();
+  if (running_) running_->ticket.cancel->store(true);  // the worker stops at the next layer
 }
 
 void Session::cancel() {

@@ -159,6 +159,9 @@ class Session : public QObject {
   void supersede(const QString& tag);
   void dispatchNext();
   bool queued(const QString& tag) const;
+  /// Cancels every queued job and the running one, silently (no cancelled() signals): for a
+  /// new model, new interventions, or the end of the session.
+  void dropAllWork();
   /// True when a worker signal with `generation` belongs to the running, uncancelled job.
   bool current(quint64 generation) const;
   void onJobDone(quint64 generation);

@@ -29,6 +29,7 @@ ModelConfig gpt_oss_config_from_hf(const nlohmann::json& j, const std::string& w
   c.activation = Activation::SiLU;  // the experts' clamped SwiGLU (ModelConfig::swiglu_limit)
   c.n_experts = int_or(j, "num_local_experts", 128, where);
   c.n_experts_per_token = int_or(j, "num_experts_per_tok", int_or(j, "experts_per_token", 4, where), where);
+  c.expert_activation = ExpertActivation::ClampedSwiGLU;
   c.swiglu_limit = number_or(j, "swiglu_limit", 7.0, where);
   c.qkv_bias = c.attn_out_bias = bool_or(j, "attention_bias", true, where);
   c.attention_sinks = true;

@@ -3,7 +3,11 @@
 // (modeling_qwen3: RMSNorm of q and k per head, `q_norm`/`k_norm` of head_dim, before RoPE;
 // sliding-window layers from `layer_types`, or from `max_window_layers` on with use_sliding_window),
 // SmolLM3ForCausalLM (modeling_smollm3: Llama's block with RoPE dropped on the layers whose
-// `no_rope_layers` entry is 0 — by default every `no_rope_layer_interval`-th (4th) layer).
+// `no_rope_layers` entry is 0 — by default every `no_rope_layer_interval`-th (4th) layer),
+// MixtralForCausalLM (modeling_mixtral; Jiang et al. 2024, arXiv 2401.04088: Mistral's block whose
+// MLP is a sparse mixture of experts — router `block_sparse_moe.gate` without bias, the top
+// `num_experts_per_tok` of `num_local_experts` weighted by their renormalised softmax, each expert
+// a gated SiLU MLP w2(silu(w1 x) * w3 x) stored one tensor per expert as on the Hub).
 // Block: x += o(attn(rmsnorm(x))); x += down(silu(gate(h)) * up(h)), h = rmsnorm(x).
 #include <algorithm>
 
@@ -24,7 +28,9 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
     throw Error(where + ": hidden_act \"" + act + "\" is not supported for " + arch +
                 " (supported: silu)");
   c.activation = Activation::SiLU;
-  const double default_theta = arch == "SmolLM3ForCausalLM" ? 2e6 : 10000.0;  // HF configs' defaults
+  const double default_theta = arch == "SmolLM3ForCausalLM"    ? 2e6  // HF configs' defaults
+                               : arch == "MixtralForCausalLM" ? 1e6
+                                                              : 10000.0;
   c.pe_components = {rope_component(j, hf_rope_theta(j, default_theta, where),
                                     RopePairing::HalfSplit /* HF rotate_half */, c.d_head)};
   c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", false, where);
@@ -75,10 +81,32 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
     for (const auto use : uses_rope)  // 1: the layer rotates q and k; 0: a NoPE layer
       c.layer_schemes.push_back({0, use ? c.pe_components : std::vector<PositionComponentSpec>{}});
   }
-  if (arch == "MistralForCausalLM") c.sliding_window = int_or(j, "sliding_window", 0, where);
+  if (arch == "MistralForCausalLM" || arch == "MixtralForCausalLM") c.sliding_window = int_or(j, "sliding_window", 0, where);
+  if (arch == "MixtralForCausalLM") {
+    c.mlp = MlpType::MoE;
+    c.expert_activation = ExpertActivation::Gated;
+    c.n_experts = int_or(j, "num_local_experts", 8, where);
+    c.n_experts_per_token = int_or(j, "num_experts_per_tok", 2, where);
+  }
   c.bos_token_id = optional_token_id(j, "bos_token_id");
   return c;
 }
+
+namespace {
+
+/// Mixtral's experts' w1 (gate) and w3 (up) rows, stacked [n_experts, 2·d_mlp, d_model] (each
+/// expert's gate rows, then its up rows), to LayerWeights::experts_gate_up [n_experts, d_model,
+/// 2·d_mlp] with gate and up columns interleaved.
+at::Tensor experts_gate_up_runtime(const at::Tensor& stacked) {
+  const int64_t E = stacked.size(0), d_mlp = stacked.size(1) / 2, d_model = stacked.size(2);
+  return stacked.view({E, 2, d_mlp, d_model}).permute({0, 3, 2, 1}).reshape({E, d_model, 2 * d_mlp});
+}
+
+/// Mixtral's experts' w2, stacked [n_experts, d_model, d_mlp], to LayerWeights::experts_down
+/// [n_experts, d_mlp, d_model] (x @ W).
+at::Tensor experts_down_runtime(const at::Tensor& stacked) { return stacked.transpose(1, 2); }
+
+}  // namespace
 
 WeightTable llama_hf_table(const ModelConfig& c) {
   const int64_t q = c.n_heads * c.d_head, kv = c.n_kv_heads * c.d_head;
@@ -92,11 +120,21 @@ WeightTable llama_hf_table(const ModelConfig& c) {
       {p + "self_attn.v_proj.weight", {kv, c.d_model}, {&LayerWeights::w_v}},
       {p + "self_attn.o_proj.weight", {c.d_model, q}, {&LayerWeights::w_o}},
       {p + "post_attention_layernorm.weight", {c.d_model}, {&LayerWeights::mlp_norm}},
-      {p + "mlp.gate_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}},
-      {p + "mlp.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}},
-      {p + "mlp.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}},
       {"model.norm.weight", {c.d_model}, {}, &ModelWeights::final_norm},
   };
+  if (c.mlp == MlpType::MoE) {
+    WeightRule gate_up{p + "block_sparse_moe.experts.{E}.{w1,w3}.weight", {c.d_mlp, c.d_model}, {&LayerWeights::experts_gate_up}};
+    gate_up.to_runtime = experts_gate_up_runtime;
+    WeightRule down{p + "block_sparse_moe.experts.{E}.w2.weight", {c.d_model, c.d_mlp}, {&LayerWeights::experts_down}};
+    down.to_runtime = experts_down_runtime;
+    t.rules.push_back(gate_up);
+    t.rules.push_back(down);
+    t.rules.push_back({p + "block_sparse_moe.gate.weight", {c.n_experts, c.d_model}, {&LayerWeights::router}});
+  } else {
+    t.rules.push_back({p + "mlp.gate_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}});
+    t.rules.push_back({p + "mlp.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}});
+    t.rules.push_back({p + "mlp.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}});
+  }
   WeightRule lm_head{"lm_head.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::unembed};
   lm_head.optional = c.tie_word_embeddings;
   t.rules.push_back(lm_head);
@@ -150,6 +188,7 @@ std::vector<ArchitectureEntry> llama_family_architectures() {
   const auto table = [](const ModelConfig& c, const TensorSource&) { return llama_hf_table(c); };
   return {{"LlamaForCausalLM", {"llama"}, read, table},
           {"MistralForCausalLM", {"mistral"}, read, table},
+          {"MixtralForCausalLM", {"mixtral"}, read, table},
           {"Qwen2ForCausalLM", {"qwen2"}, read, table},
           {"Qwen3ForCausalLM", {"qwen3"}, read, table},
           {"SmolLM3ForCausalLM", {"smollm3"}, read, table},

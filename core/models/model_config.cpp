@@ -194,7 +194,10 @@ std::string ModelConfig::to_json() const {
   if (mlp == MlpType::MoE) {
     j["n_experts"] = n_experts;
     j["n_experts_per_token"] = n_experts_per_token;
-    j["swiglu_limit"] = swiglu_limit;
+    if (expert_activation == ExpertActivation::ClampedSwiGLU)
+      j["swiglu_limit"] = swiglu_limit;
+    else
+      j["expert_activation"] = std::string("gated ") + to_string(activation);
   }
   if (!layer_schemes.empty()) {
     auto& types = j["layer_types"] = nlohmann::ordered_json::array();

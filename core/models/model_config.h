@@ -15,6 +15,10 @@ enum class NormType { RMSNorm, LayerNorm };
 /// Gated: down(act(gate(x)) * up(x)) (SwiGLU); Plain: down(act(up(x))); MoE: a mixture of
 /// experts, each token routed to the top n_experts_per_token of n_experts (ModelConfig below).
 enum class MlpType { Gated, Plain, MoE };
+/// What each expert of an MlpType::MoE layer computes from its gate g and up u projections:
+/// ClampedSwiGLU: (clamp(u, ±limit) + 1) · g'·σ(1.702·g'), g' = min(g, limit) (gpt-oss,
+/// HF GptOssExperts); Gated: act(g) · u with ModelConfig::activation (Mixtral, HF MixtralExperts).
+enum class ExpertActivation { ClampedSwiGLU, Gated };
 enum class Activation { SiLU, GeluNew, GeluExact, ReLU };
 /// Where a layer's norms sit (the block recipes of core/runtime/transformer.cpp):
 /// Pre: x + attn(norm1(x)), then + mlp(norm2(.)) (GPT-2, Llama, BLOOM, MPT; parallel_residual
@@ -118,13 +122,15 @@ struct ModelConfig {
   /// exp(s_ij) / (exp(sink_h) + Σ_j exp(s_ij)), so a row may give mass to no key. The logits
   /// are LayerWeights::attn_sinks; the missing mass 1 − Σ_j p_ij is the head's sink share.
   bool attention_sinks = false;
-  /// MlpType::MoE (gpt-oss's GptOssMLP): router logits r = W_r·h + b_r over n_experts; the
-  /// top n_experts_per_token by r, their weights softmax(r_top); each expert e gives
-  /// down_e(((u + 1) · g·σ(1.702·g))) with g = min(gate_e(h), swiglu_limit) and
-  /// u = clamp(up_e(h), ±swiglu_limit), d_mlp wide; the output is the weighted sum.
+  /// MlpType::MoE (HF GptOssMLP, MixtralSparseMoeBlock): router logits r = W_r·h (+ b_r) over
+  /// n_experts; the top n_experts_per_token by r, their weights softmax(r_top) (= Mixtral's
+  /// softmax over all n_experts renormalised over the top k); each expert e gives
+  /// down_e(expert_activation(gate_e(h), up_e(h))), d_mlp wide; the output is the weighted sum.
+  /// Mixtral: Jiang et al. 2024, arXiv 2401.04088 §2.1; gpt-oss: arXiv 2508.10925 §2.1.
   int64_t n_experts = 0;
   int64_t n_experts_per_token = 0;
-  double swiglu_limit = 7.0;
+  ExpertActivation expert_activation = ExpertActivation::ClampedSwiGLU;
+  double swiglu_limit = 7.0;  ///< ExpertActivation::ClampedSwiGLU's limit
   /// Per-layer attention schemes, n_layers of them (decoder-only models), or empty when every
   /// layer has the sliding_window and pe_components above. With schemes, sliding_window and
   /// pe_components above are the model's global layers' (what the embedding and the

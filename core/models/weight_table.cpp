@@ -22,6 +22,36 @@ std::string with_layer(const std::string& pattern, int64_t layer) {
 
 bool has_layer(const std::string& pattern) { return pattern.find("{L}") != std::string::npos; }
 
+bool has_experts(const std::string& pattern) { return pattern.find("{E}") != std::string::npos; }
+
+std::string with_expert(const std::string& pattern, int64_t expert) {
+  std::string name = pattern;
+  const auto at = name.find("{E}");
+  if (at != std::string::npos) name.replace(at, 3, std::to_string(expert));
+  return name;
+}
+
+/// The names "{a,b}" in `name` stands for ("x.{w1,w3}.y": x.w1.y, x.w3.y), or `name` itself.
+std::vector<std::string> alternatives(const std::string& name) {
+  const auto open = name.find('{');
+  const auto close = open == std::string::npos ? open : name.find('}', open);
+  if (close == std::string::npos) return {name};
+  std::vector<std::string> names;
+  const std::string choices = name.substr(open + 1, close - open - 1);
+  for (size_t from = 0;;) {
+    const auto comma = choices.find(',', from);
+    names.push_back(name.substr(0, open) + choices.substr(from, comma - from) + name.substr(close + 1));
+    if (comma == std::string::npos) return names;
+    from = comma + 1;
+  }
+}
+
+/// How many stored tensors one layer's `pattern` names ({E} and {a,b} expanded).
+int64_t stored_count(const std::string& pattern, int64_t n_experts) {
+  const auto per_expert = static_cast<int64_t>(alternatives(with_expert(pattern, 0)).size());
+  return has_experts(pattern) ? n_experts * per_expert : per_expert;
+}
+
 /// The parts of fused tensor `t` for a rule with several targets (WeightRule::Split).
 std::vector<at::Tensor> split_fused(const at::Tensor& t, const WeightRule& rule,
                                     const std::string& name) {
@@ -115,7 +145,7 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
     for (const auto& rule : table.rules)
       if (has_layer(rule.pattern) && !rule.optional && rule.encoder == encoder) {
         const int64_t n = layers_of(rule);
-        const auto last = with_layer(rule.pattern, n - 1);
+        const auto last = alternatives(with_expert(with_layer(rule.pattern, n - 1), 0)).front();
         if (!stored.count(last))
           throw Error("missing tensor " + last + " in " + source.describe() + " (the config says " +
                       std::to_string(n) + (encoder ? " encoder" : "") + " layers)");
@@ -130,31 +160,52 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
   weights.encoder_pe.layers.resize(static_cast<size_t>(config.n_encoder_layers));
   weights.encoder_pe.device = device;
 
-  // Progress counts stored tensors: the rules expanded over the layers.
+  // Progress counts stored tensors: the rules expanded over the layers (and experts).
   int64_t total = 0;
-  for (const auto& rule : table.rules) total += has_layer(rule.pattern) ? layers_of(rule) : 1;
-  auto fetch = [&](const WeightRule& rule, const std::string& name) -> at::Tensor {
+  for (const auto& rule : table.rules)
+    total += (has_layer(rule.pattern) ? layers_of(rule) : 1) * stored_count(rule.pattern, config.n_experts);
+  // One stored tensor, its shape checked, as the source holds it (possibly its memory map).
+  auto read = [&](const WeightRule& rule, const std::string& name) -> at::Tensor {
     const auto it = stored.find(name);
-    if (it == stored.end()) {
-      if (rule.optional) return {};
-      throw Error("missing tensor " + name + " in " + source.describe());
-    }
+    if (it == stored.end()) throw Error("missing tensor " + name + " in " + source.describe());
     if (it->second->shape != rule.stored_shape)
       throw Error("expected " + shape_str(rule.stored_shape) + ", got " +
                   shape_str(it->second->shape) + " for " + name + " in " + source.describe());
     used.insert(name);
     if (progress && !progress(static_cast<int64_t>(used.size()) - 1, total))
       throw Cancelled();
-    const at::Tensor stored_tensor = source.load(name);
-    at::Tensor t = stored_tensor.to(dtype);
+    return source.load(name);
+  };
+  // The tensor a rule's `name` ({L} replaced) stands for, in the runtime layout on `device`.
+  auto fetch = [&](const WeightRule& rule, const std::string& name) -> at::Tensor {
+    if (rule.optional && !stored.count(name)) return {};
+    if (has_experts(name) && config.n_experts > 0 &&
+        !stored.count(alternatives(with_expert(name, config.n_experts - 1)).front()))
+      throw Error("missing tensor " + alternatives(with_expert(name, config.n_experts - 1)).front() + " in " +
+                  source.describe() + " (the config says " + std::to_string(config.n_experts) + " experts)");
+    std::vector<std::string> names;
+    std::vector<at::Tensor> experts;
+    const void* source_memory = nullptr;
+    for (int64_t e = 0; e < (has_experts(name) ? config.n_experts : 1); ++e) {
+      std::vector<at::Tensor> parts;
+      for (const auto& part : alternatives(with_expert(name, e))) {
+        const at::Tensor raw = read(rule, part);
+        if (!source_memory) source_memory = raw.data_ptr();
+        parts.push_back(raw.to(dtype));
+        names.push_back(part);
+      }
+      experts.push_back(parts.size() == 1 ? parts.front() : torch::cat(parts, 0));
+    }
+    at::Tensor t = has_experts(name) ? torch::stack(experts) : experts.front();
+    experts.clear();
     if (rule.transpose) t = t.t();
     if (rule.to_runtime) t = rule.to_runtime(t);
     t = t.contiguous().to(device);
     // Weights never alias the source's memory map: the model outlives the opened file.
-    if (t.data_ptr() == stored_tensor.data_ptr()) t = t.clone();
+    if (t.data_ptr() == source_memory) t = t.clone();
     // Copied: the mapped pages may go, so loading holds the file and the weights at once
-    // only one tensor at a time.
-    source.release(name);
+    // only one rule's tensors at a time.
+    for (const auto& n : names) source.release(n);
     return t;
   };
 
@@ -239,7 +290,8 @@ std::vector<std::pair<std::string, at::Tensor>> table_tensors(const WeightTable&
       if (rule.optional) return;
       throw Error("weight table: the model has no tensor for " + name);
     }
-    if (rule.to_runtime) throw Error("weight table: " + name + " cannot be written back in its stored layout");
+    if (rule.to_runtime || name.find('{') != std::string::npos)
+      throw Error("weight table: " + name + " cannot be written back in its stored layout");
     out.emplace_back(name, rule.transpose ? t.t() : t);
   };
   for (const auto& rule : table.rules) {

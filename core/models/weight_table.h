@@ -22,7 +22,12 @@ using LayerField = at::Tensor LayerWeights::*;
 using ModelField = at::Tensor ModelWeights::*;
 
 struct WeightRule {
-  std::string pattern;               ///< stored name, "{L}" replaced by the layer index
+  /// Stored name: "{L}" is replaced by the layer index. Mixtures of experts stored one tensor
+  /// per expert: "{E}" runs over config.n_experts and the experts' tensors are stacked into
+  /// [n_experts, ...] (Mixtral's `experts.{E}.w2.weight`); "{a,b}" names several tensors joined
+  /// along dim 0 (`experts.{E}.{w1,w3}.weight`: each expert's gate rows, then its up rows).
+  /// stored_shape is one stored tensor's; transpose / to_runtime see the stacked, joined one.
+  std::string pattern;
   std::vector<int64_t> stored_shape; ///< shape as stored in the file
   std::vector<LayerField> layer_targets;  ///< per-layer roles (pattern has {L})
   ModelField model_target = nullptr;      ///< model-level role (pattern has no {L})

@@ -28,8 +28,23 @@ at::Tensor clamped_swiglu(const at::Tensor& gate_up, double limit) {
   return (up + 1) * (gate * torch::sigmoid(gate * 1.702));
 }
 
-/// MlpType::MoE (HF GptOssMLP): each token's top-k experts by router logit, weighted by the
-/// softmax of those k logits; experts run on their own tokens only.
+/// One expert's activation (ModelConfig::expert_activation) of its gate and up columns, held
+/// interleaved in `gate_up` [tokens, 2·d_mlp] (LayerWeights::experts_gate_up).
+at::Tensor expert_activation(const ModelConfig& c, const at::Tensor& gate_up) {
+  if (c.expert_activation == ExpertActivation::ClampedSwiGLU) return clamped_swiglu(gate_up, c.swiglu_limit);
+  using torch::indexing::Slice;
+  const auto gate = gate_up.index({Slice(), Slice(0, torch::indexing::None, 2)});
+  const auto up = gate_up.index({Slice(), Slice(1, torch::indexing::None, 2)});
+  return activation(c.activation, gate) * up;
+}
+
+/// `x` [n, in] times W [in, out], plus the bias [out] where the expert has one.
+at::Tensor expert_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  return bias.defined() ? torch::addmm(bias, x, weight) : x.mm(weight);
+}
+
+/// MlpType::MoE (HF GptOssMLP, MixtralSparseMoeBlock): each token's top-k experts by router
+/// logit, weighted by the softmax of those k logits; experts run on their own tokens only.
 at::Tensor mixture_of_experts(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
   const auto x = h.reshape({-1, c.d_model});
   const auto router_logits = at::linear(x, w.router, w.router_bias);  // [N, E]
@@ -38,12 +53,13 @@ at::Tensor mixture_of_experts(const ModelConfig& c, const LayerWeights& w, const
   auto out = torch::zeros_like(x);
   // Experts some token chose, read on the host once per chunk.
   const auto chosen = std::get<0>(at::_unique(top_experts.flatten())).to(torch::kCPU);
+  const auto bias = [](const at::Tensor& b, int64_t e) { return b.defined() ? b[e] : b; };
   for (int64_t i = 0; i < chosen.numel(); ++i) {
     const int64_t e = chosen[i].item<int64_t>();
     const auto where = (top_experts == e).nonzero();  // [n, 2]: token, slot
     const auto tokens = where.select(1, 0), slots = where.select(1, 1);
-    const auto gate_up = torch::addmm(w.experts_gate_up_bias[e], x.index_select(0, tokens), w.experts_gate_up[e]);
-    const auto y = torch::addmm(w.experts_down_bias[e], clamped_swiglu(gate_up, c.swiglu_limit), w.experts_down[e]);
+    const auto gate_up = expert_linear(x.index_select(0, tokens), w.experts_gate_up[e], bias(w.experts_gate_up_bias, e));
+    const auto y = expert_linear(expert_activation(c, gate_up), w.experts_down[e], bias(w.experts_down_bias, e));
     const auto weight = top_weights.index({tokens, slots}).unsqueeze(-1);
     out.index_add_(0, tokens, y * weight);
   }

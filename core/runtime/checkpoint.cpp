@@ -16,6 +16,7 @@
 #include "core/models/architectures.h"
 #include "core/base/error.h"
 #include "core/base/sha256.h"
+#include "core/base/text.h"
 #include "core/formats/llama2c.h"
 #include "core/tokenizers/llama2c_tokenizer.h"
 #include "core/tokenizers/tokenizer_files.h"
@@ -234,8 +235,11 @@ std::string describe(const LoadedModel& loaded) {
       << "n_ctx:             " << c.n_ctx << "\n"
       << "block:             " << to_string(c.norm) << ", ";
   if (c.mlp == MlpType::MoE)
-    out << "mixture-of-experts MLP (" << c.n_experts << " experts, top " << c.n_experts_per_token
-        << ", clamped SwiGLU at " << c.swiglu_limit << ")";
+    out << "mixture-of-experts MLP (" << c.n_experts << " experts, top " << c.n_experts_per_token << ", "
+        << (c.expert_activation == ExpertActivation::ClampedSwiGLU
+                ? "clamped SwiGLU at " + significant(c.swiglu_limit, 3)
+                : std::string("gated ") + to_string(c.activation))
+        << ")";
   else
     out << to_string(c.mlp) << " " << to_string(c.activation) << " MLP";
   if (c.attention_sinks) out << ", a learned attention sink per head";

@@ -1,7 +1,7 @@
-// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3, Cohere 2, gpt-oss, ModernBERT and Phi-3
+// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3, Cohere 2, gpt-oss, ModernBERT, Phi-3 and Mixtral
 // checkpoints in tests/data/models/ against the expected values their own reference code produced
 // (HF transformers' modeling_bloom, modeling_mpt, modeling_bert, modeling_roberta, modeling_qwen3,
-// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2, modeling_gpt_oss, modeling_modernbert, modeling_phi3; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
+// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2, modeling_gpt_oss, modeling_modernbert, modeling_phi3, modeling_mixtral; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
 // patterns captured (blocked attention) and without any map (LibTorch 2.x: the fused kernel).
 // On CUDA (suite Gpu, `ctest -L gpu`) the same in float32, and bfloat16 logits within bf16's
 // precision.
@@ -21,6 +21,7 @@
 #include "core/base/error.h"
 #include "core/formats/safetensors.h"
 #include "core/position/alibi.h"
+#include "core/runtime/blocks.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/transformer.h"
 #include "fixtures.h"
@@ -253,6 +254,41 @@ TEST(ArchReference, GptOssSinksAlternatingWindowsYarnAndExperts) {
   EXPECT_LT(ref["attentions.1"].sum(-1).min().item<float>(), 0.5f);  // the sink takes mass
 }
 
+// Mixtral (transformers 5.17): Mistral's block with 4 experts stored one tensor each
+// (block_sparse_moe.experts.{e}.w1/w2/w3), top 2 by a router without bias, gated SiLU experts;
+// a sliding window of 6 < T = 13. Each token goes to the experts HF's router chose for it.
+TEST(ArchReference, MixtralExpertsStoredPerTensorAndRoutedAsHf) {
+  expect_parity("mixtral", case_dir("mixtral"));
+  const auto loaded = load_checkpoint(case_dir("mixtral").string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  const auto& c = model.config();
+  EXPECT_EQ(c.mlp, MlpType::MoE);
+  EXPECT_EQ(c.expert_activation, ExpertActivation::Gated);
+  EXPECT_EQ(c.n_experts, 4);
+  EXPECT_EQ(c.n_experts_per_token, 2);
+  EXPECT_EQ(c.sliding_window, 6);
+  EXPECT_THAT(describe(loaded), HasSubstr("mixture-of-experts MLP (4 experts, top 2, gated silu)"));
+  const Reference ref("mixtral");
+  Captures captures;
+  CaptureSink sink(CaptureSpec({"blocks.*.hook_resid_mid"}), captures);
+  c10::InferenceMode guard;
+  model.forward(ref.ids(), sink);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const auto& w = model.weights().layers[static_cast<size_t>(l)];
+    const auto h = blocks::norm(c, captures.find({HookKind::ResidMid, l}), w.mlp_norm, w.mlp_norm_bias)[0];
+    const auto top = std::get<0>(std::get<1>(at::linear(h, w.router).topk(2, -1)).sort(-1));
+    EXPECT_TRUE(top.equal(ref.ids("router_top." + std::to_string(l)))) << "layer " << l;
+  }
+  // A config naming more experts than the file holds names the first one missing; fewer fails
+  // on the router's shape.
+  const auto more = case_with("mixtral", "5-experts", [](nlohmann::json& j) { j["num_local_experts"] = 5; });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(more.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("missing tensor model.layers.0.block_sparse_moe.experts.4.w1.weight"));
+  const auto fewer = case_with("mixtral", "3-experts", [](nlohmann::json& j) { j["num_local_experts"] = 3; });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(fewer.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("expected [3, 32], got [4, 32] for model.layers.0.block_sparse_moe.gate.weight"));
+}
+
 // ModernBERT (transformers 5.17): bidirectional; layers 0 and 3 global (RoPE base 5000), 1 and
 // 2 local with |i − j| ≤ 2 (base 100); layer 0 without an attention norm; GeGLU from one Wi;
 // the MLM head and the tied decoder with its bias.
@@ -330,7 +366,7 @@ TEST(ArchReference, Phi3LongRopeShortAndLongFactorsAndFusedProjections) {
 // Per-layer windows and encodings hold in small attention blocks too (POSLENS_ATTENTION_BLOCKS=3,5:
 // windows cut across query blocks and key chunks).
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
-  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding", "modernbert", "phi3_long"}) {
+  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding", "modernbert", "phi3_long", "mixtral"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;
