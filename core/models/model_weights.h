@@ -31,10 +31,10 @@ struct LayerWeights {
   at::Tensor w_down, b_down;             ///< [d_model, d_mlp], [d_model]
   /// config.attention_sinks: one sink logit per head, [n_heads]; else undefined.
   at::Tensor attn_sinks;
-  /// MlpType::MoE (gpt-oss's layout, x @ W): router [n_experts, d_model] + bias [n_experts];
-  /// experts_gate_up [n_experts, d_model, 2·d_mlp] with gate and up interleaved (gate the even
-  /// columns, up the odd), its bias [n_experts, 2·d_mlp]; experts_down [n_experts, d_mlp,
-  /// d_model], its bias [n_experts, d_model].
+  /// MlpType::MoE (x @ W): router [n_experts, d_model], experts_gate_up [n_experts, d_model,
+  /// 2·d_mlp] with gate and up interleaved (gate the even columns, up the odd), experts_down
+  /// [n_experts, d_mlp, d_model]; the biases [n_experts], [n_experts, 2·d_mlp], [n_experts,
+  /// d_model] where the family has them (gpt-oss), else undefined (Mixtral).
   at::Tensor router, router_bias, experts_gate_up, experts_gate_up_bias, experts_down, experts_down_bias;
   /// An encoder–decoder model's decoder layers: the cross-attention's norm and projections
   /// (q from the decoder, k and v from the encoder's output), shaped as w_q, w_k, w_v, w_o.
