@@ -179,10 +179,12 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
   // The tensor a rule's `name` ({L} replaced) stands for, in the runtime layout on `device`.
   auto fetch = [&](const WeightRule& rule, const std::string& name) -> at::Tensor {
     if (rule.optional && !stored.count(name)) return {};
-    if (has_experts(name) && config.n_experts > 0 &&
-        !stored.count(alternatives(with_expert(name, config.n_experts - 1)).front()))
-      throw Error("missing tensor " + alternatives(with_expert(name, config.n_experts - 1)).front() + " in " +
-                  source.describe() + " (the config says " + std::to_string(config.n_experts) + " experts)");
+    if (has_experts(name) && config.n_experts > 0) {  // before a billion experts are named
+      const auto last = alternatives(with_expert(name, config.n_experts - 1)).front();
+      if (!stored.count(last))
+        throw Error("missing tensor " + last + " in " + source.describe() + " (the config says " +
+                    std::to_string(config.n_experts) + " experts)");
+    }
     std::vector<std::string> names;
     std::vector<at::Tensor> experts;
     const void* source_memory = nullptr;

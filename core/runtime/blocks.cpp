@@ -18,23 +18,20 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, d
   return weight * normed.to(x.scalar_type());
 }
 
-/// gpt-oss's expert activation (HF GptOssExperts._apply_gate): gate and up interleaved in
-/// `gate_up` [tokens, 2·d_mlp], g = min(gate, limit), u = clamp(up, ±limit),
-/// (u + 1) · g·σ(1.702·g).
-at::Tensor clamped_swiglu(const at::Tensor& gate_up, double limit) {
-  using torch::indexing::Slice;
-  const auto gate = gate_up.index({Slice(), Slice(0, torch::indexing::None, 2)}).clamp_max(limit);
-  const auto up = gate_up.index({Slice(), Slice(1, torch::indexing::None, 2)}).clamp(-limit, limit);
-  return (up + 1) * (gate * torch::sigmoid(gate * 1.702));
+/// gpt-oss's expert activation (HF GptOssExperts._apply_gate): g = min(gate, limit),
+/// u = clamp(up, ±limit), (u + 1) · g·σ(1.702·g).
+at::Tensor clamped_swiglu(const at::Tensor& gate, const at::Tensor& up, double limit) {
+  const auto g = gate.clamp_max(limit);
+  return (up.clamp(-limit, limit) + 1) * (g * torch::sigmoid(g * 1.702));
 }
 
 /// One expert's activation (ModelConfig::expert_activation) of its gate and up columns, held
 /// interleaved in `gate_up` [tokens, 2·d_mlp] (LayerWeights::experts_gate_up).
 at::Tensor expert_activation(const ModelConfig& c, const at::Tensor& gate_up) {
-  if (c.expert_activation == ExpertActivation::ClampedSwiGLU) return clamped_swiglu(gate_up, c.swiglu_limit);
   using torch::indexing::Slice;
   const auto gate = gate_up.index({Slice(), Slice(0, torch::indexing::None, 2)});
   const auto up = gate_up.index({Slice(), Slice(1, torch::indexing::None, 2)});
+  if (c.expert_activation == ExpertActivation::ClampedSwiGLU) return clamped_swiglu(gate, up, c.swiglu_limit);
   return activation(c.activation, gate) * up;
 }
 
