@@ -241,6 +241,36 @@ def case_mixtral(out: str) -> None:
     save(out, "mixtral", model, ids, tops)
 
 
+def case_llama4(out: str) -> None:
+    """Llama4ForCausalLM (the text stack of Llama 4; iRoPE): 4 layers, layer 3 NoPE (no_rope_layer_interval
+    4) with attention temperature tuning (floor_scale 4, attn_scale 0.1, so rows from #3 on are scaled),
+    layers 0-2 RoPE (interleaved pairs, rope_theta 10000 with llama3 scaling x8 over 16 positions) with
+    chunked attention (chunks of 5 < T = 13) and q/k L2 norm; every layer a mixture of 4 experts, top 2,
+    sigmoid router scores multiplying the experts' inputs, plus a shared expert; GQA 4/2, head_dim 8.
+    reference.safetensors also holds router_top.{l} int64 [T, 2] as in mixtral."""
+    config = transformers.Llama4TextConfig(
+        vocab_size=96, hidden_size=32, intermediate_size=24, intermediate_size_mlp=40, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+        num_local_experts=4, num_experts_per_tok=2, interleave_moe_layer_step=1, use_qk_norm=True,
+        no_rope_layer_interval=4, attention_chunk_size=5, attn_temperature_tuning=True, floor_scale=4,
+        attn_scale=0.1, rms_norm_eps=1e-5, tie_word_embeddings=False, bos_token_id=1, pad_token_id=0,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 16})
+    config._attn_implementation = "eager"
+    model = transformers.Llama4ForCausalLM(config).eval()
+    randomize_(model, seed=141)
+    ids = torch.randint(2, 96, (1, 13), generator=torch.Generator().manual_seed(142))
+    routers = []  # Llama4ForCausalLM returns no router logits: read each Llama4Router's (scores, logits)
+    hooks = [layer.feed_forward.router.register_forward_hook(lambda m, i, o: routers.append(o[1]))
+             for layer in model.model.layers]
+    with torch.no_grad():
+        model(input_ids=ids)
+    for h in hooks:
+        h.remove()
+    tops = {f"router_top.{l}": r.topk(2, -1).indices.sort(-1).values.contiguous() for l, r in enumerate(routers)}
+    save(out, "llama4", model, ids, tops)
+
+
 def save(out: str, case: str, model, ids: torch.Tensor, extra=None) -> None:
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
@@ -261,7 +291,7 @@ def save(out: str, case: str, model, ids: torch.Tensor, extra=None) -> None:
 CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
          "smollm3": case_smollm3, "cohere2": case_cohere2, "gpt_oss": case_gpt_oss,
          "modernbert": case_modernbert, "phi3": case_phi3, "phi3_long": case_phi3_long,
-         "mixtral": case_mixtral}
+         "mixtral": case_mixtral, "llama4": case_llama4}
 
 
 def main() -> None:

@@ -111,7 +111,7 @@ const std::vector<arch::ArchitectureEntry>& registry() {
                         arch::gpt_neox_architectures, arch::phi_architectures, arch::phi3_architectures,
                         arch::gemma_architectures, arch::olmo_architectures,
                         arch::bloom_architectures, arch::mpt_architectures, arch::cohere_architectures,
-                        arch::gpt_oss_architectures,
+                        arch::gpt_oss_architectures, arch::llama4_architectures,
                         arch::bert_architectures, arch::modernbert_architectures, arch::nanogpt_architectures,
                         arch::transformer_lens_architectures, arch::t5_architectures,
                         arch::poslens_architectures}) {

@@ -16,7 +16,8 @@ namespace poslens {
 /// Supported `architectures[0]`: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
 /// Qwen3ForCausalLM, SmolLM3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, PhiForCausalLM,
 /// GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, OlmoForCausalLM, Olmo2ForCausalLM,
-/// Cohere2ForCausalLM, T5ForConditionalGeneration, MT5ForConditionalGeneration,
+/// Cohere2ForCausalLM, GptOssForCausalLM, MixtralForCausalLM, Phi3ForCausalLM,
+/// Llama4ForCausalLM, ModernBertForMaskedLM, T5ForConditionalGeneration, MT5ForConditionalGeneration,
 /// BloomForCausalLM, MptForCausalLM (MPTForCausalLM), BertForMaskedLM, BertForPreTraining,
 /// RobertaForMaskedLM
 /// (or, without `architectures`, the matching `model_type`); and "model_type": "poslens"

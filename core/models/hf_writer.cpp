@@ -39,8 +39,8 @@ std::optional<std::pair<double, RopePairing>> plain_rope(const ModelConfig& c) {
 void write_hf_llama(const std::string& dir, const ModelConfig& c, const ModelWeights& w) {
   const auto rope = plain_rope(c);
   if (c.norm != NormType::RMSNorm || c.mlp != MlpType::Gated || c.activation != Activation::SiLU ||
-      !rope || c.sliding_window != 0 || c.qk_norm != QkNorm::None || c.norm_placement != NormPlacement::Pre ||
-      c.per_layer_schemes())
+      !rope || c.sliding_window != 0 || c.attention_chunk_size != 0 || c.attn_temperature_scale != 0.0 ||
+      c.qk_norm != QkNorm::None || c.norm_placement != NormPlacement::Pre || c.per_layer_schemes())
     throw Error("convert: only Llama-family models (RMSNorm, SwiGLU, full RoPE on every layer, pre-norm, no q/k "
                 "norm) can be "
                 "written as LlamaForCausalLM; " + c.architecture + " cannot");

@@ -26,7 +26,16 @@ const char* to_string(Activation v) {
   return "?";
 }
 const char* to_string(QkNorm v) {
-  return v == QkNorm::PerHead ? "per_head" : v == QkNorm::Whole ? "whole" : "none";
+  switch (v) {
+    case QkNorm::None: return "none";
+    case QkNorm::PerHead: return "per_head";
+    case QkNorm::Whole: return "whole";
+    case QkNorm::L2: return "l2";
+  }
+  return "?";
+}
+const char* to_string(ExpertRouting v) {
+  return v == ExpertRouting::Softmax ? "softmax of the top k" : "sigmoid on the input";
 }
 const char* to_string(NormPlacement v) {
   switch (v) {
@@ -73,9 +82,20 @@ void ModelConfig::validate() const {
                   std::to_string(n_layers) + " layers");
     if (encoder_decoder())
       throw Error(architecture + " config: per-layer schemes are not supported in an encoder–decoder model");
-    for (const auto& s : layer_schemes)
+    for (const auto& s : layer_schemes) {
       if (s.sliding_window < 0) throw Error(architecture + " config: a layer's sliding_window must not be negative");
+      if (s.attention_chunk_size < 0)
+        throw Error(architecture + " config: a layer's attention_chunk_size must not be negative");
+      if (s.sliding_window > 0 && s.attention_chunk_size > 0)
+        throw Error(architecture + " config: a layer cannot have both a sliding window and attention chunks");
+    }
   }
+  if (attention_chunk_size < 0) throw Error(architecture + " config: attention_chunk_size must not be negative");
+  if (sliding_window > 0 && attention_chunk_size > 0)
+    throw Error(architecture + " config: sliding_window and attention_chunk_size cannot both be set");
+  if (attn_temperature_scale < 0 || attn_temperature_floor < 1)
+    throw Error(architecture + " config: attention temperature tuning needs a scale >= 0 and a floor >= 1 (got " +
+                std::to_string(attn_temperature_scale) + ", " + std::to_string(attn_temperature_floor) + ")");
 }
 
 ModelConfig ModelConfig::layer_config(int64_t l) const {
@@ -84,17 +104,22 @@ ModelConfig ModelConfig::layer_config(int64_t l) const {
   ModelConfig c = *this;
   c.layer_schemes.clear();
   c.sliding_window = s.sliding_window;
+  c.attention_chunk_size = s.attention_chunk_size;
   c.pe_components = s.pe_components;
+  if (!s.qk_norm) c.qk_norm = QkNorm::None;
+  if (!s.attn_temperature) c.attn_temperature_scale = 0.0;
   return c;
 }
 
 std::string ModelConfig::layer_type(int64_t l) const {
-  const int64_t window = layer_schemes.empty() ? sliding_window : layer_schemes.at(static_cast<size_t>(l)).sliding_window;
-  const bool nope = !layer_schemes.empty() && layer_schemes.at(static_cast<size_t>(l)).pe_components.empty();
+  const ModelConfig c = layer_config(l);
+  const int64_t window = c.sliding_window;
+  const bool nope = !layer_schemes.empty() && c.pe_components.empty();
   const bool both_sides = window_both_sides && !causal;
-  std::string type = window <= 0   ? std::string("global")
-                     : both_sides ? "local ±" + std::to_string(window - 1)
-                                  : "local " + std::to_string(window);
+  std::string type = c.attention_chunk_size > 0 ? "chunked " + std::to_string(c.attention_chunk_size)
+                     : window <= 0              ? std::string("global")
+                     : both_sides               ? "local ±" + std::to_string(window - 1)
+                                                : "local " + std::to_string(window);
   return nope ? (window > 0 ? "NoPE " + type : std::string("NoPE")) : type;
 }
 
@@ -174,6 +199,11 @@ std::string ModelConfig::to_json() const {
   j["tie_word_embeddings"] = tie_word_embeddings;
   j["sliding_window"] = sliding_window;
   if (window_both_sides) j["window_both_sides"] = true;
+  if (attention_chunk_size) j["attention_chunk_size"] = attention_chunk_size;
+  if (attn_temperature_scale != 0.0) {
+    j["attn_temperature_scale"] = attn_temperature_scale;
+    j["attn_temperature_floor"] = attn_temperature_floor;
+  }
   j["causal"] = causal;
   if (mask_first_key) j["mask_first_key"] = true;
   if (ablate_massive_activations) j["ablate_massive_activations"] = true;
@@ -198,6 +228,8 @@ std::string ModelConfig::to_json() const {
       j["swiglu_limit"] = swiglu_limit;
     else
       j["expert_activation"] = std::string("gated ") + to_string(activation);
+    if (expert_routing != ExpertRouting::Softmax) j["expert_routing"] = to_string(expert_routing);
+    if (shared_expert) j["shared_expert"] = true;
   }
   if (!layer_schemes.empty()) {
     auto& types = j["layer_types"] = nlohmann::ordered_json::array();
@@ -205,8 +237,13 @@ std::string ModelConfig::to_json() const {
     for (int64_t l = 0; l < n_layers; ++l) {
       const auto& s = layer_schemes[static_cast<size_t>(l)];
       types.push_back(layer_type(l));
-      layers.push_back({{"sliding_window", s.sliding_window},
-                        {"position_encoding", nlohmann::ordered_json::parse(components_json(s.pe_components))}});
+      nlohmann::ordered_json layer = {
+          {"sliding_window", s.sliding_window},
+          {"position_encoding", nlohmann::ordered_json::parse(components_json(s.pe_components))}};
+      if (s.attention_chunk_size) layer["attention_chunk_size"] = s.attention_chunk_size;
+      if (!s.qk_norm && qk_norm != QkNorm::None) layer["qk_norm"] = false;
+      if (!s.attn_temperature && attn_temperature_scale != 0.0) layer["attn_temperature"] = false;
+      layers.push_back(layer);
     }
   }
   if (encoder_decoder()) {

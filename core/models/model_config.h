@@ -30,16 +30,27 @@ enum class Activation { SiLU, GeluNew, GeluExact, ReLU };
 enum class NormPlacement { Pre, Post, SublayerOutput, Sandwich };
 /// RMSNorm of q and k after their projections, before RoPE (config.norm_eps, weights
 /// LayerWeights::q_norm / k_norm): PerHead over each head's d_head values (Qwen3, Gemma 3: HF
-/// `q_norm`/`k_norm` of size head_dim); Whole over the whole projection, n_heads·d_head (OLMo 2).
-enum class QkNorm { None, PerHead, Whole };
+/// `q_norm`/`k_norm` of size head_dim); Whole over the whole projection, n_heads·d_head (OLMo 2);
+/// L2 per head without a gain (Llama 4's Llama4TextL2Norm, x·rsqrt(mean(x²) + eps)). HF applies
+/// Llama 4's after RoPE; a rotation keeps each pair's norm, so before it is the same.
+enum class QkNorm { None, PerHead, Whole, L2 };
+/// How an MlpType::MoE layer weighs its top-k experts: Softmax of the k router logits on each
+/// expert's output (Mixtral, gpt-oss); SigmoidOnInput: σ(logit) multiplies each expert's
+/// *input* (Llama 4's Llama4Router / Llama4TextMoe), the outputs summed unweighted.
+enum class ExpertRouting { Softmax, SigmoidOnInput };
 
 /// One layer's attention where the layers of a model differ (Gemma 3's local and global
-/// layers, SmolLM3's and Cohere 2's NoPE layers): its key window and its position encoding.
-/// Everything else about the layer is the model's.
+/// layers, SmolLM3's and Cohere 2's NoPE layers, Llama 4's chunked RoPE and global NoPE
+/// layers): its key window or chunk and its position encoding, and whether it takes the model's
+/// q/k norm and attention temperature. Everything else about the layer is the model's.
 struct LayerScheme {
   int64_t sliding_window = 0;  ///< 0: every key the mask allows; else keys with i − j < window
   /// The layer's position encoding as components; empty: NoPE (position only through the mask).
   std::vector<PositionComponentSpec> pe_components;
+  /// > 0: chunked attention (ModelConfig::attention_chunk_size) with chunks of this many tokens.
+  int64_t attention_chunk_size = 0;
+  bool qk_norm = true;          ///< false: the layer leaves ModelConfig::qk_norm out (Llama 4 NoPE)
+  bool attn_temperature = true; ///< false: the layer leaves ModelConfig::attn_temperature_scale out
 };
 
 struct ModelConfig {
@@ -73,6 +84,16 @@ struct ModelConfig {
   /// (ModernBERT's local layers, HF `local_attention` / 2 + 1). false: i − j < sliding_window
   /// only, as for causal models.
   bool window_both_sides = false;
+  /// > 0: chunked attention (Llama 4's RoPE layers, HF `attention_chunk_size`, masking_utils
+  /// chunked_overlay): query i sees key j ≤ i only when both lie in the same chunk,
+  /// floor(i / c) = floor(j / c) — the first query of a chunk sees itself alone. 0: none.
+  int64_t attention_chunk_size = 0;
+  /// Attention temperature tuning (Llama 4's NoPE layers, HF `attn_temperature_tuning`; Meta
+  /// 2025, after Nakanishi 2025, "Scalable-Softmax", arXiv 2501.19399): the query at absolute
+  /// position i is multiplied by 1 + attn_temperature_scale · ln(1 + floor((i + 1) /
+  /// attn_temperature_floor)) before the scores, sharpening far rows. 0: none.
+  double attn_temperature_scale = 0.0;
+  int64_t attn_temperature_floor = 1;
   bool causal = true;
   /// The first position hidden as a key from every later query (row 0 keeps it: it has no
   /// other): the intervention "mask-first-key" (analysis/interventions.h; Barbero et al. 2025,
@@ -131,6 +152,10 @@ struct ModelConfig {
   int64_t n_experts_per_token = 0;
   ExpertActivation expert_activation = ExpertActivation::ClampedSwiGLU;
   double swiglu_limit = 7.0;  ///< ExpertActivation::ClampedSwiGLU's limit
+  ExpertRouting expert_routing = ExpertRouting::Softmax;
+  /// A dense gated MLP every token passes through beside its routed experts, its output added
+  /// (Llama 4's `shared_expert`, d_mlp wide): LayerWeights::w_gate, w_up, w_down.
+  bool shared_expert = false;
   /// Per-layer attention schemes, n_layers of them (decoder-only models), or empty when every
   /// layer has the sliding_window and pe_components above. With schemes, sliding_window and
   /// pe_components above are the model's global layers' (what the embedding and the
@@ -174,13 +199,14 @@ struct ModelConfig {
   /// What the decoder's cross-attention runs with: bidirectional over the encoder's keys, no
   /// sliding window.
   ModelConfig cross_attention_config() const;
-  /// Layer `l`'s config: this one with the layer's sliding_window and pe_components (and no
+  /// Layer `l`'s config: this one with the layer's sliding_window, attention_chunk_size and
+  /// pe_components, without the q/k norm or temperature the layer leaves out (and no
   /// layer_schemes); this one itself for a model without schemes. Throws std::out_of_range
   /// for l outside [0, layer_schemes.size()) when there are schemes.
   ModelConfig layer_config(int64_t l) const;
   /// Layer `l`'s type as the views label it: "NoPE" (no position encoding on a model that has
   /// one elsewhere), "local 4096" (a sliding window of 4096 keys), "local ±64" (a window both
-  /// ways: |i − j| ≤ 64) or "global".
+  /// ways: |i − j| ≤ 64), "chunked 8192" (chunks of 8192 tokens) or "global".
   std::string layer_type(int64_t l) const;
   /// True when the layers differ (layer_schemes non-empty).
   bool per_layer_schemes() const { return !layer_schemes.empty(); }
@@ -192,6 +218,7 @@ struct ModelConfig {
 const char* to_string(NormType);
 const char* to_string(MlpType);
 const char* to_string(QkNorm);
+const char* to_string(ExpertRouting);
 const char* to_string(Activation);
 const char* to_string(NormPlacement);
 /// The layer types of `c` with their layers, as `info` prints them: "local 512: 0-4, 6-10;

@@ -26,7 +26,9 @@ struct LayerWeights {
   /// NormPlacement::Sandwich's norms on the sublayers' outputs (Gemma 2/3
   /// post_attention_layernorm, post_feedforward_layernorm), [d_model]; else undefined.
   at::Tensor attn_post_norm, mlp_post_norm;
-  at::Tensor w_gate, b_gate;             ///< [d_mlp, d_model], [d_mlp] (gated MLP only)
+  /// [d_mlp, d_model], [d_mlp] (gated MLP only; with config.shared_expert, an MoE layer's shared
+  /// expert, as w_up and w_down)
+  at::Tensor w_gate, b_gate;
   at::Tensor w_up, b_up;                 ///< [d_mlp, d_model], [d_mlp]
   at::Tensor w_down, b_down;             ///< [d_model, d_mlp], [d_model]
   /// config.attention_sinks: one sink logit per head, [n_heads]; else undefined.
@@ -34,7 +36,7 @@ struct LayerWeights {
   /// MlpType::MoE (x @ W): router [n_experts, d_model], experts_gate_up [n_experts, d_model,
   /// 2·d_mlp] with gate and up interleaved (gate the even columns, up the odd), experts_down
   /// [n_experts, d_mlp, d_model]; the biases [n_experts], [n_experts, 2·d_mlp], [n_experts,
-  /// d_model] where the family has them (gpt-oss), else undefined (Mixtral).
+  /// d_model] where the family has them (gpt-oss), else undefined (Mixtral, Llama 4).
   at::Tensor router, router_bias, experts_gate_up, experts_gate_up_bias, experts_down, experts_down_bias;
   /// An encoder–decoder model's decoder layers: the cross-attention's norm and projections
   /// (q from the decoder, k and v from the encoder's output), shaped as w_q, w_k, w_v, w_o.

@@ -44,6 +44,15 @@ at::Tensor positions(int64_t begin, int64_t end, c10::Device device) {
 
 /// What a sliding window compares with its size: i − j, or |i − j| for a window both ways.
 bool both_ways(const ModelConfig& c) { return c.window_both_sides && !c.causal; }
+/// true where i and j lie in the same chunk of c.attention_chunk_size (Llama 4's chunked layers).
+at::Tensor same_chunk(const ModelConfig& c, const at::Tensor& i, const at::Tensor& j) {
+  const int64_t C = c.attention_chunk_size;
+  return torch::div(i, C, "floor") == torch::div(j, C, "floor");
+}
+/// The first index of the chunk holding index i; 0 without chunks.
+int64_t chunk_begin(const ModelConfig& c, int64_t i) {
+  return c.attention_chunk_size > 0 ? i / c.attention_chunk_size * c.attention_chunk_size : 0;
+}
 at::Tensor window_distance(const ModelConfig& c, const at::Tensor& i_minus_j) {
   return both_ways(c) ? i_minus_j.abs() : i_minus_j;
 }
@@ -98,9 +107,10 @@ struct KernelMask {
 };
 KernelMask kernel_mask(const ModelConfig& c, int64_t q0, int64_t q1, int64_t k0, int64_t k1) {
   const bool first_key_hidden = c.mask_first_key && k0 == 0 && q1 > 1;
-  const bool whole_causal =
-      c.causal && c.sliding_window == 0 && !first_key_hidden && q0 == 0 && k0 == 0 && k1 == q1;
-  return {whole_causal, !whole_causal && (c.causal || c.sliding_window > 0 || first_key_hidden)};
+  const bool whole_causal = c.causal && c.sliding_window == 0 && c.attention_chunk_size == 0 && !first_key_hidden &&
+                            q0 == 0 && k0 == 0 && k1 == q1;
+  return {whole_causal, !whole_causal && (c.causal || c.sliding_window > 0 || c.attention_chunk_size > 0 ||
+                                          first_key_hidden)};
 }
 
 }  // namespace
@@ -110,6 +120,7 @@ at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int6
   const auto i = positions(q0, q1, device).unsqueeze(1), j = positions(k0, k1, device).unsqueeze(0);
   auto a = config.causal ? j <= i : torch::ones({q1 - q0, k1 - k0}, torch::dtype(torch::kBool).device(device));
   if (config.sliding_window > 0) a = a & (window_distance(config, i - j) < config.sliding_window);
+  if (config.attention_chunk_size > 0) a = a & same_chunk(config, i, j);
   if (config.mask_first_key && k0 == 0) a = a & ((j != 0) | (i == 0));  // row 0 keeps its only key
   return a;
 }
@@ -217,13 +228,15 @@ bool LayerAttention::records_gradients() const {
 std::pair<int64_t, int64_t> LayerAttention::key_range(int64_t q_begin, int64_t q_end) const {
   const int64_t W = config_.sliding_window;
   const int64_t last = config_.causal ? q_end : W > 0 && both_ways(config_) ? std::min(K_, q_end + W - 1) : K_;
-  return {W > 0 ? std::max<int64_t>(0, q_begin - W + 1) : 0, last};
+  return {W > 0 ? std::max<int64_t>(0, q_begin - W + 1) : chunk_begin(config_, q_begin), last};
 }
 
 int64_t LayerAttention::block_rows(const AttentionBlocking& blocking) const {
   if (blocking.query_rows > 0) return blocking.query_rows;
-  const int64_t W = config_.sliding_window;
-  const int64_t widest = W > 0 ? std::min(K_, (both_ways(config_) ? 2 * W : W) + max_block_rows_) : K_;
+  const int64_t W = config_.sliding_window, C = config_.attention_chunk_size;
+  const int64_t widest = W > 0   ? std::min(K_, (both_ways(config_) ? 2 * W : W) + max_block_rows_)
+                         : C > 0 ? std::min(K_, C + max_block_rows_)
+                                 : K_;
   const int64_t per_row = B_ * n_heads_ * widest * 4;
   return std::clamp<int64_t>(block_bytes_ / std::max<int64_t>(per_row, 1), 1, max_block_rows_);
 }
@@ -282,12 +295,13 @@ LayerAttention::Scores LayerAttention::block_scores(int64_t q0, int64_t q1, int6
   }
 
   // The mask touches only the columns where some row has a hidden key: the causal diagonal
-  // tile and, with a sliding window, the oldest keys. Columns left of both are visible to
-  // every row of the block.
+  // tile and, with a sliding window, the oldest keys; with chunks, the keys before the last
+  // row's chunk. Columns left of these are visible to every row of the block.
   const int64_t W = config_.sliding_window;
   std::vector<std::pair<int64_t, int64_t>> spans;
   if (config_.causal && std::max(q0 + 1, k0) < k1) spans.emplace_back(std::max(q0 + 1, k0), k1);
   if (W > 0 && std::min(q1 - W, k1) > k0) spans.emplace_back(k0, std::min(q1 - W, k1));
+  if (const int64_t c0 = chunk_begin(config_, q1 - 1); std::min(c0, k1) > k0) spans.emplace_back(k0, std::min(c0, k1));
   if (W > 0 && both_ways(config_) && std::max(q0 + W, k0) < k1) spans.emplace_back(std::max(q0 + W, k0), k1);
   if (config_.mask_first_key && k0 == 0 && q1 > 1) spans.emplace_back(0, 1);
   if (!spans.empty()) {
@@ -427,7 +441,8 @@ FusedAttention LayerAttention::fused_rows(int64_t q0, int64_t q1, bool with_lse)
 at::Tensor LayerAttention::fused_output(const AttentionBlocking& blocking) const {
   // One call where the kernel's own mask suffices (causal or none); blocks of rows where a
   // float mask [rows, keys] must be built (terms, sliding window, the first key masked).
-  const bool one_call = !terms_ && config_.sliding_window == 0 && !config_.mask_first_key;
+  const bool one_call = !terms_ && config_.sliding_window == 0 && config_.attention_chunk_size == 0 &&
+                        !config_.mask_first_key;
   const int64_t R = one_call ? T_ : block_rows(blocking);
   if (R >= T_) return fused_rows(0, T_, false).z.transpose(1, 2).contiguous();
   RowsOutput out(q_, T_, false);
@@ -523,6 +538,7 @@ WholeAttention whole_attention(const ModelConfig& c, const PositionEncoding& enc
   const auto i = positions(0, T, device).unsqueeze(1), j = positions(0, T, device).unsqueeze(0);
   auto allowed = c.causal ? (j <= i) : torch::ones({T, T}, torch::dtype(torch::kBool).device(device));
   if (c.sliding_window > 0) allowed = allowed & (window_distance(c, i - j) < c.sliding_window);
+  if (c.attention_chunk_size > 0) allowed = allowed & same_chunk(c, i, j);
   if (c.mask_first_key) allowed = allowed & ((j != 0) | (i == 0));
   const auto k = in.k.repeat_interleave(G, 1), v = in.v.repeat_interleave(G, 1);
   const double scale = c.attention_scale();

@@ -97,7 +97,7 @@ struct AttentionBlocking {
 
 /// bool [q1 − q0, k1 − k0] on `device`: true where query i may see key j (causal: j <= i;
 /// sliding window: i − j < window, or |i − j| < window where ModelConfig::window_both_sides;
-/// otherwise every key; with ModelConfig::mask_first_key key 0 is hidden from every query but
+/// chunked: floor(i / c) = floor(j / c), c = ModelConfig::attention_chunk_size; otherwise every key; with ModelConfig::mask_first_key key 0 is hidden from every query but
 /// query 0) — a block of allowed_keys().
 at::Tensor allowed_block(const ModelConfig& config, int64_t q0, int64_t q1, int64_t k0, int64_t k1,
                          c10::Device device);

@@ -40,14 +40,24 @@ at::Tensor expert_linear(const at::Tensor& x, const at::Tensor& weight, const at
   return bias.defined() ? torch::addmm(bias, x, weight) : x.mm(weight);
 }
 
-/// MlpType::MoE (HF GptOssMLP, MixtralSparseMoeBlock): each token's top-k experts by router
-/// logit, weighted by the softmax of those k logits; experts run on their own tokens only.
+at::Tensor gated_mlp(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
+  const auto gate = activation(c.activation, at::linear(h, w.w_gate, w.b_gate));
+  return at::linear(gate * at::linear(h, w.w_up, w.b_up), w.w_down, w.b_down);
+}
+
+/// MlpType::MoE (HF GptOssMLP, MixtralSparseMoeBlock, Llama4TextMoe): each token's top-k experts
+/// by router logit, weighted by the softmax of those k logits on the experts' outputs, or
+/// (ExpertRouting::SigmoidOnInput) by their sigmoid on the experts' inputs; experts run on their
+/// own tokens only; a shared expert (ModelConfig::shared_expert) adds its output for every token.
 at::Tensor mixture_of_experts(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
   const auto x = h.reshape({-1, c.d_model});
   const auto router_logits = at::linear(x, w.router, w.router_bias);  // [N, E]
   const auto [top_logits, top_experts] = router_logits.topk(c.n_experts_per_token, -1);
-  const auto top_weights = torch::softmax(top_logits, -1);  // [N, k]
-  auto out = torch::zeros_like(x);
+  const bool on_input = c.expert_routing == ExpertRouting::SigmoidOnInput;
+  // HF Llama4Router: σ in float32, back to the model's dtype.
+  const auto top_weights = on_input ? torch::sigmoid(top_logits.to(torch::kFloat32)).to(x.scalar_type())
+                                    : torch::softmax(top_logits, -1);  // [N, k]
+  auto out = c.shared_expert ? gated_mlp(c, w, x) : torch::zeros_like(x);
   // Experts some token chose, read on the host once per chunk.
   const auto chosen = std::get<0>(at::_unique(top_experts.flatten())).to(torch::kCPU);
   const auto bias = [](const at::Tensor& b, int64_t e) { return b.defined() ? b[e] : b; };
@@ -55,20 +65,19 @@ at::Tensor mixture_of_experts(const ModelConfig& c, const LayerWeights& w, const
     const int64_t e = chosen[i].item<int64_t>();
     const auto where = (top_experts == e).nonzero();  // [n, 2]: token, slot
     const auto tokens = where.select(1, 0), slots = where.select(1, 1);
-    const auto gate_up = expert_linear(x.index_select(0, tokens), w.experts_gate_up[e], bias(w.experts_gate_up_bias, e));
-    const auto y = expert_linear(expert_activation(c, gate_up), w.experts_down[e], bias(w.experts_down_bias, e));
     const auto weight = top_weights.index({tokens, slots}).unsqueeze(-1);
-    out.index_add_(0, tokens, y * weight);
+    auto in = x.index_select(0, tokens);
+    if (on_input) in = in * weight;
+    const auto gate_up = expert_linear(in, w.experts_gate_up[e], bias(w.experts_gate_up_bias, e));
+    const auto y = expert_linear(expert_activation(c, gate_up), w.experts_down[e], bias(w.experts_down_bias, e));
+    out.index_add_(0, tokens, on_input ? y : y * weight);
   }
   return out.view(h.sizes());
 }
 
 at::Tensor mlp_whole(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
   if (c.mlp == MlpType::MoE) return mixture_of_experts(c, w, h);
-  if (c.mlp == MlpType::Gated) {
-    const auto gate = activation(c.activation, at::linear(h, w.w_gate, w.b_gate));
-    return at::linear(gate * at::linear(h, w.w_up, w.b_up), w.w_down, w.b_down);
-  }
+  if (c.mlp == MlpType::Gated) return gated_mlp(c, w, h);
   return at::linear(activation(c.activation, at::linear(h, w.w_up, w.b_up)), w.w_down, w.b_down);
 }
 
@@ -138,16 +147,29 @@ Projections cross_attention(const LayerWeights& w) {
 }
 
 at::Tensor qk_norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight) {
+  if (c.qk_norm == QkNorm::L2) {  // HF Llama4TextL2Norm: in float32, no gain
+    const auto xf = x.to(torch::kFloat32);
+    return (xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + c.norm_eps)).to(x.scalar_type());
+  }
   if (c.qk_norm == QkNorm::None || !weight.defined()) return x;
   if (c.qk_norm == QkNorm::PerHead) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset);
   return rms_norm(x.flatten(2), weight, c.norm_eps, c.norm_weight_offset).view(x.sizes());
+}
+
+at::Tensor query_temperature(const ModelConfig& c, const at::Tensor& q, const at::Tensor& positions) {
+  if (c.attn_temperature_scale == 0.0) return q;
+  // HF Llama4TextAttention: log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1, in float32.
+  const auto pos = positions.to(torch::kFloat32);
+  const auto scales = torch::log1p(torch::floor((pos + 1.0) / static_cast<double>(c.attn_temperature_floor))) *
+                          c.attn_temperature_scale + 1.0;
+  return (q * scales.view({1, -1, 1, 1})).to(q.scalar_type());
 }
 
 at::Tensor attention(const Pass& p, int l, const Projections& w, const at::Tensor& h, const at::Tensor& kv_input) {
   const auto& c = p.config;
   const auto& pe = p.pe;
   const auto& kv_in = kv_input.defined() ? kv_input : h;
-  auto q = qk_norm(c, projection(c, h, w.w_q, w.b_q, c.n_heads), w.q_norm);
+  auto q = query_temperature(c, qk_norm(c, projection(c, h, w.w_q, w.b_q, c.n_heads), w.q_norm), p.positions);
   auto k = qk_norm(c, projection(c, kv_in, w.w_k, w.b_k, c.n_kv_heads), w.k_norm);
   const auto v = projection(c, kv_in, w.w_v, w.b_v, c.n_kv_heads);
   const int64_t key_length = kv_in.size(1);

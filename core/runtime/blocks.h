@@ -45,9 +45,15 @@ struct Projections {
 
 /// config.qk_norm applied to a projection `x` [batch, pos, heads, d_head] with gain `weight`:
 /// RMSNorm over d_head (PerHead) or over heads·d_head (Whole), as HF Qwen3RMSNorm /
-/// Olmo2RMSNorm (float32, then scaled; Gemma's 1 + w through config.norm_weight_offset). `x`
-/// itself when the model has no q/k norm.
+/// Olmo2RMSNorm (float32, then scaled; Gemma's 1 + w through config.norm_weight_offset); L2
+/// over d_head without a gain (Llama4TextL2Norm; `weight` unused). `x` itself when the model
+/// has no q/k norm. `c` is the layer's config (ModelConfig::layer_config).
 at::Tensor qk_norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight);
+/// The queries `q` [batch, pos, heads, d_head] times the attention temperature of their
+/// positions (int64 [pos]): 1 + s·ln(1 + floor((i + 1) / f)), s = c.attn_temperature_scale,
+/// f = c.attn_temperature_floor (Llama 4's NoPE layers, HF Llama4TextAttention, in float32);
+/// `q` itself when s is 0. hook_q shows the scaled queries.
+at::Tensor query_temperature(const ModelConfig& c, const at::Tensor& q, const at::Tensor& positions);
 Projections self_attention(const LayerWeights& w);
 Projections cross_attention(const LayerWeights& w);
 

@@ -239,14 +239,28 @@ std::string describe(const LoadedModel& loaded) {
         << (c.expert_activation == ExpertActivation::ClampedSwiGLU
                 ? "clamped SwiGLU at " + significant(c.swiglu_limit, 3)
                 : std::string("gated ") + to_string(c.activation))
-        << ")";
+        << (c.expert_routing == ExpertRouting::SigmoidOnInput ? ", sigmoid-weighted inputs" : "")
+        << (c.shared_expert ? ", a shared expert" : "") << ")";
   else
     out << to_string(c.mlp) << " " << to_string(c.activation) << " MLP";
   if (c.attention_sinks) out << ", a learned attention sink per head";
   if (c.sliding_window) out << ", sliding window " << c.sliding_window;
   if (c.parallel_residual) out << ", parallel attention + MLP";
-  if (c.qk_norm != QkNorm::None)
+  if (c.attention_chunk_size) out << ", attention in chunks of " << c.attention_chunk_size;
+  // "on 6 of 8 layers" where some layers leave a model-wide feature out (Llama 4's NoPE layers).
+  const auto on_layers = [&](auto has) {
+    int64_t n = 0;
+    for (int64_t l = 0; l < c.n_layers; ++l) n += has(c.layer_config(l)) ? 1 : 0;
+    return n == c.n_layers ? std::string() : " on " + std::to_string(n) + " of " + std::to_string(c.n_layers) + " layers";
+  };
+  if (c.qk_norm == QkNorm::L2) out << ", q/k L2-normalised per head (no gain)";
+  else if (c.qk_norm != QkNorm::None)
     out << ", q/k RMSNorm " << (c.qk_norm == QkNorm::PerHead ? "per head" : "over the projection");
+  if (c.qk_norm != QkNorm::None) out << on_layers([](const ModelConfig& l) { return l.qk_norm != QkNorm::None; });
+  if (c.attn_temperature_scale != 0.0)
+    out << ", query temperature 1 + " << c.attn_temperature_scale << "·ln(1 + floor((i + 1) / "
+        << c.attn_temperature_floor << "))"
+        << on_layers([](const ModelConfig& l) { return l.attn_temperature_scale != 0.0; });
   if (!c.causal) out << ", bidirectional (not causal)";
   if (c.norm_placement == NormPlacement::Post) out << ", post-norm";
   if (c.norm_placement == NormPlacement::SublayerOutput) out << ", norms on the sublayer outputs";

@@ -271,10 +271,10 @@ QkInputNorm Transformer::attention_input_norm(int layer) const {
 }
 
 std::pair<at::Tensor, at::Tensor> Transformer::qk_projections(int layer, const at::Tensor& x) const {
-  const auto& c = config_;
-  if (layer < 0 || layer >= c.n_layers)
+  if (layer < 0 || layer >= config_.n_layers)
     throw Error("layer " + std::to_string(layer) + " is out of range (the model has " +
-                std::to_string(c.n_layers) + ")");
+                std::to_string(config_.n_layers) + ")");
+  const auto& c = layer_config(layer);  // the layer's own q/k norm (Llama 4: none on NoPE layers)
   if (x.dim() != 3 || x.size(2) != c.d_model)
     throw Error("qk_logits: x must be [batch, pos, d_model=" + std::to_string(c.d_model) + "]");
   const auto& w = weights_.layers[static_cast<size_t>(layer)];

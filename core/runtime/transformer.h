@@ -25,8 +25,9 @@ namespace poslens {
 using ProgressFn = std::function<bool(int done, int total)>;
 
 /// bool [T, T] on `device`: true where query i may attend to key j (causal: j <= i; sliding
-/// window: i - j < sliding_window, |i - j| with window_both_sides; otherwise every key; key 0
-/// hidden from queries i > 0 with mask_first_key).
+/// window: i - j < sliding_window, |i - j| with window_both_sides; chunks: i and j in the same
+/// attention_chunk_size chunk; otherwise every key; key 0 hidden from queries i > 0 with
+/// mask_first_key).
 at::Tensor allowed_keys(const ModelConfig& config, int64_t T, c10::Device device);
 
 /// Which logits Transformer::forward returns; a sink that wants hook "logits" gets them all

@@ -1,7 +1,7 @@
-// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3, Cohere 2, gpt-oss, ModernBERT, Phi-3 and Mixtral
+// Parity of the BLOOM, MPT, BERT, RoBERTa, nanoGPT, Qwen3, OLMo 2, Gemma 2/3, SmolLM3, Cohere 2, gpt-oss, ModernBERT, Phi-3, Mixtral and Llama 4
 // checkpoints in tests/data/models/ against the expected values their own reference code produced
 // (HF transformers' modeling_bloom, modeling_mpt, modeling_bert, modeling_roberta, modeling_qwen3,
-// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2, modeling_gpt_oss, modeling_modernbert, modeling_phi3, modeling_mixtral; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
+// modeling_olmo2, modeling_gemma2/3, modeling_smollm3, modeling_cohere2, modeling_gpt_oss, modeling_modernbert, modeling_phi3, modeling_mixtral, modeling_llama4; nanoGPT's model.py; README there has the commands): logits to 1e-4 and every layer's attention pattern to 1e-5, float32 — with the
 // patterns captured (blocked attention) and without any map (LibTorch 2.x: the fused kernel).
 // On CUDA (suite Gpu, `ctest -L gpu`) the same in float32, and bfloat16 logits within bf16's
 // precision.
@@ -292,6 +292,66 @@ TEST(ArchReference, MixtralExpertsStoredPerTensorAndRoutedAsHf) {
               HasSubstr("expected [3, 32], got [4, 32] for model.layers.0.block_sparse_moe.gate.weight"));
 }
 
+// Llama 4's text stack (transformers 5.17): layers 0-2 RoPE (interleaved pairs, llama3 scaling)
+// in chunks of 5 keys with q/k L2 norm, layer 3 NoPE over every key with attention temperature
+// tuning (floor 4: rows from #3 on sharpened); every layer 4 experts, top 2, sigmoid scores on
+// the experts' inputs, and a shared expert. Routing exact: the reference's 2nd and 3rd router
+// logits lie at least 0.045 apart in every layer.
+TEST(ArchReference, Llama4ChunkedRopeLayersNopeLayerWithTemperatureAndSharedExpert) {
+  expect_parity("llama4", case_dir("llama4"));
+  const auto loaded = load_checkpoint(case_dir("llama4").string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  const auto& c = model.config();
+  EXPECT_EQ(layer_types_summary(c), "chunked 5: 0-2; NoPE: 3");
+  EXPECT_THAT(model.position_encoding(0).describe(), HasSubstr("interleaved pairs"));
+  EXPECT_THAT(model.position_encoding(0).describe(), HasSubstr("llama3"));
+  EXPECT_FALSE(model.position_encoding(3).rotates());
+  EXPECT_EQ(model.layer_config(0).qk_norm, QkNorm::L2);
+  EXPECT_EQ(model.layer_config(3).qk_norm, QkNorm::None);
+  EXPECT_EQ(model.layer_config(0).attn_temperature_scale, 0.0);
+  EXPECT_EQ(model.layer_config(3).attn_temperature_scale, 0.1);
+  EXPECT_EQ(model.layer_config(3).attention_chunk_size, 0);
+  const auto text = describe(loaded);
+  EXPECT_THAT(text, HasSubstr("4 experts, top 2, gated silu, sigmoid-weighted inputs, a shared expert"));
+  EXPECT_THAT(text, HasSubstr("q/k L2-normalised per head (no gain) on 3 of 4 layers"));
+  EXPECT_THAT(text, HasSubstr("floor((i + 1) / 4)) on 1 of 4 layers"));
+  // Row 6 of a chunked layer sees keys 5 and 6 (its chunk [5, 10)); row 5 only itself.
+  const auto allowed = allowed_keys(model.layer_config(0), 13, torch::kCPU);
+  EXPECT_TRUE(allowed[6].equal(torch::arange(13).ge(5).logical_and(torch::arange(13).le(6))));
+  EXPECT_EQ(allowed[5].sum().item<int64_t>(), 1);
+  const Reference ref("llama4");
+  Captures captures;
+  CaptureSink sink(CaptureSpec({"blocks.*.hook_resid_mid"}), captures);
+  c10::InferenceMode guard;
+  model.forward(ref.ids(), sink);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const auto& w = model.weights().layers[static_cast<size_t>(l)];
+    const auto h = blocks::norm(c, captures.find({HookKind::ResidMid, l}), w.mlp_norm, w.mlp_norm_bias)[0];
+    const auto top = std::get<0>(std::get<1>(at::linear(h, w.router).topk(2, -1)).sort(-1));
+    EXPECT_TRUE(top.equal(ref.ids("router_top." + std::to_string(l)))) << "layer " << l;
+  }
+  // Each of the three recipes moves the logits: without it the reference is missed.
+  Captures none;
+  CaptureSink nothing(CaptureSpec(), none);
+  for (const char* key : {"attn_temperature_tuning", "use_qk_norm"}) {
+    const auto off = case_with("llama4", std::string("no-") + key, [&](nlohmann::json& j) { j[key] = false; });
+    const auto logits = load_checkpoint(off.string(), {"cpu", "float32", ""}).model->forward(ref.ids(), nothing).cpu();
+    EXPECT_GT((logits - ref["logits"]).abs().max().item<float>(), 1e-3) << key;
+  }
+  const auto unchunked = case_with("llama4", "no-chunks", [](nlohmann::json& j) {
+    j["layer_types"] = {"full_attention", "full_attention", "full_attention", "full_attention"};
+  });
+  const auto full = load_checkpoint(unchunked.string(), {"cpu", "float32", ""}).model->forward(ref.ids(), nothing).cpu();
+  EXPECT_GT((full - ref["logits"]).abs().max().item<float>(), 1e-3);
+  // Maverick's dense layers between MoE layers are named as not supported.
+  const auto maverick = case_with("llama4", "interleaved-moe", [](nlohmann::json& j) {
+    j["interleave_moe_layer_step"] = 2;
+    j.erase("moe_layers");
+  });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(maverick.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("interleave_moe_layer_step 2, Llama 4 Maverick) are not supported yet"));
+}
+
 // ModernBERT (transformers 5.17): bidirectional; layers 0 and 3 global (RoPE base 5000), 1 and
 // 2 local with |i − j| ≤ 2 (base 100); layer 0 without an attention norm; GeGLU from one Wi;
 // the MLM head and the tied decoder with its bias.
@@ -366,10 +426,11 @@ TEST(ArchReference, Phi3LongRopeShortAndLongFactorsAndFusedProjections) {
   expect_parity("phi3_long", hub);
 }
 
-// Per-layer windows and encodings hold in small attention blocks too (POSLENS_ATTENTION_BLOCKS=3,5:
-// windows cut across query blocks and key chunks).
+// Per-layer windows, chunks and encodings hold in small attention blocks too
+// (POSLENS_ATTENTION_BLOCKS=3,5: windows and chunks cut across query blocks and key chunks).
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
-  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding", "modernbert", "phi3_long", "mixtral"}) {
+  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding", "modernbert", "phi3_long", "mixtral",
+                           "llama4"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;

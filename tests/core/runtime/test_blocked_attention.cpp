@@ -36,6 +36,7 @@ struct Case {
   int64_t kv_heads = 4;
   int64_t window = 0;
   bool both_sides = false;  ///< ModelConfig::window_both_sides (ModernBERT's local layers)
+  int64_t chunk = 0;        ///< ModelConfig::attention_chunk_size (Llama 4's chunked layers)
 };
 
 const Case kCases[] = {
@@ -70,12 +71,17 @@ const Case kCases[] = {
     {"alibi_bidirectional_window", R"([{"type": "alibi"}])", false, 4, 6},
     {"rope_window_both_ways", R"([{"type": "rope"}])", false, 4, 6, true},
     {"t5_window_both_ways", R"([{"type": "t5", "num_buckets": 8, "max_distance": 12}])", false, 4, 6, true},
+    {"rope_chunked", R"([{"type": "rope", "pairing": "interleaved"}])", true, 2, 0, false, 7},
+    {"nope_chunked", "[]", true, 4, 0, false, 7},
+    {"cope_chunked", R"([{"type": "cope", "npos_max": 6}])", true, 4, 0, false, 7},
+    {"alibi_chunked", R"([{"type": "alibi"}])", true, 4, 0, false, 7},
 };
 
 ModelConfig config_of(const Case& c) {
   auto config = test::small_config(c.components, c.kv_heads, c.causal);
   config.sliding_window = c.window;
   config.window_both_sides = c.both_sides;
+  config.attention_chunk_size = c.chunk;
   return config;
 }
 

@@ -1,0 +1,168 @@
+// Meta's Llama 4 text stack (HF Llama4ForCausalLM, modeling_llama4 of transformers 5.17; Meta
+// 2025, "The Llama 4 herd", the iRoPE design):
+//  - RoPE layers (`no_rope_layers[l]` = 1; by default all but every `no_rope_layer_interval`-th,
+//    4th) rotate q and k with interleaved pairs (HF apply_rotary_emb: view_as_complex), by
+//    rope_parameters (Scout: llama3 scaling), attend within chunks of `attention_chunk_size`
+//    tokens (layer_types "chunked_attention", ModelConfig::attention_chunk_size) and, with
+//    `use_qk_norm`, L2-normalise q and k per head (QkNorm::L2, no gain);
+//  - NoPE layers see every earlier key (full_attention), with no q/k norm, and, with
+//    `attn_temperature_tuning`, scale their queries by 1 + attn_scale·ln(1 + floor((i + 1) /
+//    floor_scale)) (ModelConfig::attn_temperature_scale; Nakanishi 2025, arXiv 2501.19399);
+//  - every layer's MLP a mixture of `num_local_experts` experts (Llama4TextMoe): the top
+//    `num_experts_per_tok` by router logit, σ(logit) multiplying each expert's input
+//    (ExpertRouting::SigmoidOnInput), experts act(gate)·up stored fused as gate_up_proj
+//    [E, d_model, 2·d_mlp] (gate the first half) and down_proj [E, d_mlp, d_model], plus a
+//    shared expert (a gated SiLU MLP) for every token;
+//  - RMSNorm pre-norm blocks, untied head by default.
+// Not read: Maverick's dense layers between MoE layers (interleave_moe_layer_step > 1, a per-layer
+// MLP type with `intermediate_size_mlp`), and Llama4ForConditionalGeneration checkpoints (the
+// vision tower beside the text stack).
+#include "core/models/hf_config.h"
+#include "core/base/error.h"
+
+namespace poslens::arch {
+
+namespace {
+
+/// Which layers rotate: HF `no_rope_layers` (1: RoPE, 0: NoPE) or, without it, all but every
+/// `no_rope_layer_interval`-th layer (Llama4TextConfig's default).
+std::vector<bool> rope_layers(const nlohmann::json& j, int64_t n_layers, const std::string& where) {
+  std::vector<bool> rope;
+  if (const auto n = j.find("no_rope_layers"); n != j.end() && n->is_array() && !n->empty()) {
+    for (const auto& v : *n) {
+      if (!v.is_number_integer()) throw Error(where + ": no_rope_layers must hold 0 or 1 per layer");
+      rope.push_back(v.get<int64_t>() != 0);
+    }
+  } else {
+    const int64_t interval = int_or(j, "no_rope_layer_interval", 4, where);
+    if (interval <= 0) throw Error(where + ": no_rope_layer_interval must be positive");
+    for (int64_t l = 0; l < n_layers; ++l) rope.push_back((l + 1) % interval != 0);
+  }
+  if (static_cast<int64_t>(rope.size()) != n_layers)
+    throw Error(where + ": no_rope_layers has " + std::to_string(rope.size()) + " entries for " +
+                std::to_string(n_layers) + " layers");
+  return rope;
+}
+
+/// Which layers attend in chunks: HF `layer_types` ("chunked_attention" / "full_attention") or,
+/// without it, the RoPE layers (Llama4TextConfig's default).
+std::vector<bool> chunked_layers(const nlohmann::json& j, const std::vector<bool>& rope, const std::string& where) {
+  const auto t = j.find("layer_types");
+  if (t == j.end() || !t->is_array()) return rope;
+  if (t->size() != rope.size())
+    throw Error(where + ": layer_types has " + std::to_string(t->size()) + " entries for " +
+                std::to_string(rope.size()) + " layers");
+  std::vector<bool> chunked;
+  for (const auto& v : *t) {
+    const std::string type = v.is_string() ? v.get<std::string>() : "";
+    if (type != "chunked_attention" && type != "full_attention")
+      throw Error(where + ": layer_types entry \"" + type + "\" is not supported for Llama4ForCausalLM "
+                  "(supported: chunked_attention, full_attention)");
+    chunked.push_back(type == "chunked_attention");
+  }
+  return chunked;
+}
+
+ModelConfig llama4_config_from_hf(const nlohmann::json& j, const std::string& arch, const std::string& where) {
+  ModelConfig c = hf_decoder_sizes(j, arch, 131072, where);
+  c.norm = NormType::RMSNorm;
+  c.norm_eps = number_or(j, "rms_norm_eps", 1e-5, where);
+  const std::string act = j.value("hidden_act", std::string("silu"));
+  if (act != "silu") throw Error(where + ": hidden_act \"" + act + "\" is not supported for " + arch + " (supported: silu)");
+  c.activation = Activation::SiLU;
+  c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", false, where);
+  c.qkv_bias = c.attn_out_bias = bool_or(j, "attention_bias", false, where);
+  c.bos_token_id = optional_token_id(j, "bos_token_id");
+
+  c.mlp = MlpType::MoE;
+  c.expert_activation = ExpertActivation::Gated;
+  c.expert_routing = ExpertRouting::SigmoidOnInput;
+  c.shared_expert = true;
+  c.n_experts = int_or(j, "num_local_experts", 16, where);
+  c.n_experts_per_token = int_or(j, "num_experts_per_tok", 1, where);
+  const int64_t step = int_or(j, "interleave_moe_layer_step", 1, where);
+  bool every_layer_moe = step == 1;
+  if (const auto m = j.find("moe_layers"); m != j.end() && m->is_array())
+    every_layer_moe = static_cast<int64_t>(m->size()) == c.n_layers;
+  if (!every_layer_moe)
+    throw Error(where + ": dense MLP layers between the mixture-of-experts layers (interleave_moe_layer_step " +
+                std::to_string(step) + ", Llama 4 Maverick) are not supported yet; every layer must be MoE");
+
+  const auto rope = rope_component(j, hf_rope_theta(j, 500000.0, where), RopePairing::Interleaved, c.d_head);
+  c.pe_components = {rope};
+  if (bool_or(j, "use_qk_norm", true, where)) c.qk_norm = QkNorm::L2;
+  if (bool_or(j, "attn_temperature_tuning", true, where)) {
+    c.attn_temperature_scale = number_or(j, "attn_scale", 0.1, where);
+    c.attn_temperature_floor = int_or(j, "floor_scale", 8192, where);
+  }
+  const auto uses_rope = rope_layers(j, c.n_layers, where);
+  const auto chunked = chunked_layers(j, uses_rope, where);
+  int64_t chunk = 0;
+  if (const auto a = j.find("attention_chunk_size"); a != j.end() && !a->is_null())
+    chunk = int_or(j, "attention_chunk_size", 0, where);
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const bool r = uses_rope[static_cast<size_t>(l)];
+    if (chunked[static_cast<size_t>(l)] && chunk <= 0)
+      throw Error(where + ": chunked_attention layers need a positive attention_chunk_size");
+    LayerScheme s;
+    s.pe_components = r ? c.pe_components : std::vector<PositionComponentSpec>{};
+    s.attention_chunk_size = chunked[static_cast<size_t>(l)] ? chunk : 0;
+    s.qk_norm = r;             // HF: qk_norm only where use_rope
+    s.attn_temperature = !r;   // HF: temperature tuning only where not use_rope
+    c.layer_schemes.push_back(s);
+  }
+  return c;
+}
+
+/// gate_up_proj [E, d_model, 2·d_mlp] (gate columns, then up columns; HF Llama4TextExperts
+/// chunks it in two) to LayerWeights::experts_gate_up's interleaved columns.
+at::Tensor experts_gate_up_runtime(const at::Tensor& stored) {
+  const int64_t E = stored.size(0), d_model = stored.size(1), d_mlp = stored.size(2) / 2;
+  return stored.view({E, d_model, 2, d_mlp}).transpose(2, 3).reshape({E, d_model, 2 * d_mlp});
+}
+
+WeightTable llama4_hf_table(const ModelConfig& c) {
+  const int64_t q = c.n_heads * c.d_head, kv = c.n_kv_heads * c.d_head, E = c.n_experts;
+  const std::string p = "model.layers.{L}.";
+  WeightTable t;
+  WeightRule gate_up{p + "feed_forward.experts.gate_up_proj", {E, c.d_model, 2 * c.d_mlp}, {&LayerWeights::experts_gate_up}};
+  gate_up.to_runtime = experts_gate_up_runtime;
+  t.rules = {
+      {"model.embed_tokens.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::tok_embed},
+      {p + "input_layernorm.weight", {c.d_model}, {&LayerWeights::attn_norm}},
+      {p + "self_attn.q_proj.weight", {q, c.d_model}, {&LayerWeights::w_q}},
+      {p + "self_attn.k_proj.weight", {kv, c.d_model}, {&LayerWeights::w_k}},
+      {p + "self_attn.v_proj.weight", {kv, c.d_model}, {&LayerWeights::w_v}},
+      {p + "self_attn.o_proj.weight", {c.d_model, q}, {&LayerWeights::w_o}},
+      {p + "post_attention_layernorm.weight", {c.d_model}, {&LayerWeights::mlp_norm}},
+      {p + "feed_forward.router.weight", {E, c.d_model}, {&LayerWeights::router}},
+      gate_up,
+      {p + "feed_forward.experts.down_proj", {E, c.d_mlp, c.d_model}, {&LayerWeights::experts_down}},
+      {p + "feed_forward.shared_expert.gate_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}},
+      {p + "feed_forward.shared_expert.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}},
+      {p + "feed_forward.shared_expert.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}},
+      {"model.norm.weight", {c.d_model}, {}, &ModelWeights::final_norm},
+  };
+  WeightRule lm_head{"lm_head.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::unembed};
+  lm_head.optional = c.tie_word_embeddings;
+  t.rules.push_back(lm_head);
+  if (c.qkv_bias) {
+    t.rules.push_back({p + "self_attn.q_proj.bias", {q}, {&LayerWeights::b_q}});
+    t.rules.push_back({p + "self_attn.k_proj.bias", {kv}, {&LayerWeights::b_k}});
+    t.rules.push_back({p + "self_attn.v_proj.bias", {kv}, {&LayerWeights::b_v}});
+    t.rules.push_back({p + "self_attn.o_proj.bias", {c.d_model}, {&LayerWeights::b_o}});
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<ArchitectureEntry> llama4_architectures() {
+  const auto read = [](const nlohmann::json& j, const std::string& name, const std::string& where) {
+    return llama4_config_from_hf(j, name, where);
+  };
+  const auto table = [](const ModelConfig& c, const TensorSource&) { return llama4_hf_table(c); };
+  return {{"Llama4ForCausalLM", {"llama4_text"}, read, table}};
+}
+
+}  // namespace poslens::arch
