@@ -234,6 +234,22 @@ TEST(ArchReference, Cohere2LocalRopeLayersAndAGlobalNopeLayer) {
   EXPECT_EQ(model.layer_config(3).sliding_window, 0);
 }
 
+/// Each token's top-2 experts, recomputed from PosLens's own hook_resid_mid and router, equal
+/// the reference's router_top.{l} (HF's router choice, sorted).
+void expect_routed_as_hf(const Reference& ref, const Transformer& model) {
+  const auto& c = model.config();
+  Captures captures;
+  CaptureSink sink(CaptureSpec({"blocks.*.hook_resid_mid"}), captures);
+  c10::InferenceMode guard;
+  model.forward(ref.ids(), sink);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const auto& w = model.weights().layers[static_cast<size_t>(l)];
+    const auto h = blocks::norm(c, captures.find({HookKind::ResidMid, l}), w.mlp_norm, w.mlp_norm_bias)[0];
+    const auto top = std::get<0>(std::get<1>(at::linear(h, w.router).topk(2, -1)).sort(-1));
+    EXPECT_TRUE(top.equal(ref.ids("router_top." + std::to_string(l)))) << "layer " << l;
+  }
+}
+
 // gpt-oss (transformers 5.17): layers 0, 2 local (window 4), 1, 3 full; a learned sink per head
 // (rows of the reference's patterns sum to 0.25-0.96); YaRN; q/k/v/o biases; 4 experts, top 2,
 // the clamped SwiGLU active (gate_up drawn wide).
@@ -272,16 +288,8 @@ TEST(ArchReference, MixtralExpertsStoredPerTensorAndRoutedAsHf) {
   // least 0.029 apart (layer 0; 0.068 in layer 1), far beyond float32 rounding across thread
   // counts and summation orders.
   const Reference ref("mixtral");
-  Captures captures;
-  CaptureSink sink(CaptureSpec({"blocks.*.hook_resid_mid"}), captures);
+  expect_routed_as_hf(ref, model);
   c10::InferenceMode guard;
-  model.forward(ref.ids(), sink);
-  for (int l = 0; l < c.n_layers; ++l) {
-    const auto& w = model.weights().layers[static_cast<size_t>(l)];
-    const auto h = blocks::norm(c, captures.find({HookKind::ResidMid, l}), w.mlp_norm, w.mlp_norm_bias)[0];
-    const auto top = std::get<0>(std::get<1>(at::linear(h, w.router).topk(2, -1)).sort(-1));
-    EXPECT_TRUE(top.equal(ref.ids("router_top." + std::to_string(l)))) << "layer " << l;
-  }
   // A config naming more experts than the file holds names the first one missing; fewer fails
   // on the router's shape.
   const auto more = case_with("mixtral", "5-experts", [](nlohmann::json& j) { j["num_local_experts"] = 5; });
@@ -320,16 +328,8 @@ TEST(ArchReference, Llama4ChunkedRopeLayersNopeLayerWithTemperatureAndSharedExpe
   EXPECT_TRUE(allowed[6].equal(torch::arange(13).ge(5).logical_and(torch::arange(13).le(6))));
   EXPECT_EQ(allowed[5].sum().item<int64_t>(), 1);
   const Reference ref("llama4");
-  Captures captures;
-  CaptureSink sink(CaptureSpec({"blocks.*.hook_resid_mid"}), captures);
+  expect_routed_as_hf(ref, model);
   c10::InferenceMode guard;
-  model.forward(ref.ids(), sink);
-  for (int l = 0; l < c.n_layers; ++l) {
-    const auto& w = model.weights().layers[static_cast<size_t>(l)];
-    const auto h = blocks::norm(c, captures.find({HookKind::ResidMid, l}), w.mlp_norm, w.mlp_norm_bias)[0];
-    const auto top = std::get<0>(std::get<1>(at::linear(h, w.router).topk(2, -1)).sort(-1));
-    EXPECT_TRUE(top.equal(ref.ids("router_top." + std::to_string(l)))) << "layer " << l;
-  }
   // Each of the three recipes moves the logits: without it the reference is missed.
   Captures none;
   CaptureSink nothing(CaptureSpec(), none);
