@@ -17,6 +17,24 @@
 
 namespace poslens::arch {
 
+std::vector<bool> hf_rope_layers(const nlohmann::json& j, int64_t n_layers, const std::string& where) {
+  std::vector<bool> rotates;
+  if (const auto n = j.find("no_rope_layers"); n != j.end() && n->is_array()) {
+    for (const auto& v : *n) {
+      if (!v.is_number_integer()) throw Error(where + ": no_rope_layers must hold 0 or 1 per layer");
+      rotates.push_back(v.get<int64_t>() != 0);
+    }
+  } else {
+    const int64_t interval = int_or(j, "no_rope_layer_interval", 4, where);
+    if (interval <= 0) throw Error(where + ": no_rope_layer_interval must be positive");
+    for (int64_t l = 0; l < n_layers; ++l) rotates.push_back((l + 1) % interval != 0);
+  }
+  if (static_cast<int64_t>(rotates.size()) != n_layers)
+    throw Error(where + ": no_rope_layers has " + std::to_string(rotates.size()) + " entries for " +
+                std::to_string(n_layers) + " layers");
+  return rotates;
+}
+
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where) {
   ModelConfig c = hf_decoder_sizes(j, arch, 2048, where);
@@ -64,22 +82,8 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
     c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", true, where);
     if (bool_or(j, "use_sliding_window", false, where))
       throw Error(where + ": SmolLM3 use_sliding_window=true is not supported yet");
-    std::vector<int64_t> uses_rope;
-    if (const auto n = j.find("no_rope_layers"); n != j.end() && n->is_array()) {
-      for (const auto& v : *n) {
-        if (!v.is_number_integer()) throw Error(where + ": no_rope_layers must hold 0 or 1 per layer");
-        uses_rope.push_back(v.get<int64_t>());
-      }
-    } else {
-      const int64_t interval = int_or(j, "no_rope_layer_interval", 4, where);
-      if (interval <= 0) throw Error(where + ": no_rope_layer_interval must be positive");
-      for (int64_t l = 0; l < c.n_layers; ++l) uses_rope.push_back((l + 1) % interval != 0);
-    }
-    if (static_cast<int64_t>(uses_rope.size()) != c.n_layers)
-      throw Error(where + ": no_rope_layers has " + std::to_string(uses_rope.size()) + " entries for " +
-                  std::to_string(c.n_layers) + " layers");
-    for (const auto use : uses_rope)  // 1: the layer rotates q and k; 0: a NoPE layer
-      c.layer_schemes.push_back({0, use ? c.pe_components : std::vector<PositionComponentSpec>{}});
+    for (const bool rotates : hf_rope_layers(j, c.n_layers, where))
+      c.layer_schemes.push_back({0, rotates ? c.pe_components : std::vector<PositionComponentSpec>{}});
   }
   if (arch == "MistralForCausalLM" || arch == "MixtralForCausalLM") c.sliding_window = int_or(j, "sliding_window", 0, where);
   if (arch == "MixtralForCausalLM") {
@@ -108,11 +112,10 @@ at::Tensor experts_down_runtime(const at::Tensor& stacked) { return stacked.tran
 
 }  // namespace
 
-WeightTable llama_hf_table(const ModelConfig& c) {
+std::vector<WeightRule> llama_decoder_rules(const ModelConfig& c) {
   const int64_t q = c.n_heads * c.d_head, kv = c.n_kv_heads * c.d_head;
   const std::string p = "model.layers.{L}.";
-  WeightTable t;
-  t.rules = {
+  std::vector<WeightRule> rules = {
       {"model.embed_tokens.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::tok_embed},
       {p + "input_layernorm.weight", {c.d_model}, {&LayerWeights::attn_norm}},
       {p + "self_attn.q_proj.weight", {q, c.d_model}, {&LayerWeights::w_q}},
@@ -122,6 +125,22 @@ WeightTable llama_hf_table(const ModelConfig& c) {
       {p + "post_attention_layernorm.weight", {c.d_model}, {&LayerWeights::mlp_norm}},
       {"model.norm.weight", {c.d_model}, {}, &ModelWeights::final_norm},
   };
+  WeightRule lm_head{"lm_head.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::unembed};
+  lm_head.optional = c.tie_word_embeddings;
+  rules.push_back(lm_head);
+  if (c.qkv_bias) {
+    rules.push_back({p + "self_attn.q_proj.bias", {q}, {&LayerWeights::b_q}});
+    rules.push_back({p + "self_attn.k_proj.bias", {kv}, {&LayerWeights::b_k}});
+    rules.push_back({p + "self_attn.v_proj.bias", {kv}, {&LayerWeights::b_v}});
+  }
+  if (c.attn_out_bias) rules.push_back({p + "self_attn.o_proj.bias", {c.d_model}, {&LayerWeights::b_o}});
+  return rules;
+}
+
+WeightTable llama_hf_table(const ModelConfig& c) {
+  const std::string p = "model.layers.{L}.";
+  WeightTable t;
+  t.rules = llama_decoder_rules(c);
   if (c.mlp == MlpType::MoE) {
     WeightRule gate_up{p + "block_sparse_moe.experts.{E}.{w1,w3}.weight", {c.d_mlp, c.d_model}, {&LayerWeights::experts_gate_up}};
     gate_up.to_runtime = experts_gate_up_runtime;
@@ -135,16 +154,6 @@ WeightTable llama_hf_table(const ModelConfig& c) {
     t.rules.push_back({p + "mlp.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}});
     t.rules.push_back({p + "mlp.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}});
   }
-  WeightRule lm_head{"lm_head.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::unembed};
-  lm_head.optional = c.tie_word_embeddings;
-  t.rules.push_back(lm_head);
-  if (c.qkv_bias) {
-    t.rules.push_back({p + "self_attn.q_proj.bias", {q}, {&LayerWeights::b_q}});
-    t.rules.push_back({p + "self_attn.k_proj.bias", {kv}, {&LayerWeights::b_k}});
-    t.rules.push_back({p + "self_attn.v_proj.bias", {kv}, {&LayerWeights::b_v}});
-  }
-  if (c.attn_out_bias)
-    t.rules.push_back({p + "self_attn.o_proj.bias", {c.d_model}, {&LayerWeights::b_o}});
   if (c.mlp_bias) {
     t.rules.push_back({p + "mlp.gate_proj.bias", {c.d_mlp}, {&LayerWeights::b_gate}});
     t.rules.push_back({p + "mlp.up_proj.bias", {c.d_mlp}, {&LayerWeights::b_up}});

@@ -24,26 +24,6 @@ namespace poslens::arch {
 
 namespace {
 
-/// Which layers rotate: HF `no_rope_layers` (1: RoPE, 0: NoPE) or, without it, all but every
-/// `no_rope_layer_interval`-th layer (Llama4TextConfig's default).
-std::vector<bool> rope_layers(const nlohmann::json& j, int64_t n_layers, const std::string& where) {
-  std::vector<bool> rope;
-  if (const auto n = j.find("no_rope_layers"); n != j.end() && n->is_array() && !n->empty()) {
-    for (const auto& v : *n) {
-      if (!v.is_number_integer()) throw Error(where + ": no_rope_layers must hold 0 or 1 per layer");
-      rope.push_back(v.get<int64_t>() != 0);
-    }
-  } else {
-    const int64_t interval = int_or(j, "no_rope_layer_interval", 4, where);
-    if (interval <= 0) throw Error(where + ": no_rope_layer_interval must be positive");
-    for (int64_t l = 0; l < n_layers; ++l) rope.push_back((l + 1) % interval != 0);
-  }
-  if (static_cast<int64_t>(rope.size()) != n_layers)
-    throw Error(where + ": no_rope_layers has " + std::to_string(rope.size()) + " entries for " +
-                std::to_string(n_layers) + " layers");
-  return rope;
-}
-
 /// Which layers attend in chunks: HF `layer_types` ("chunked_attention" / "full_attention") or,
 /// without it, the RoPE layers (Llama4TextConfig's default).
 std::vector<bool> chunked_layers(const nlohmann::json& j, const std::vector<bool>& rope, const std::string& where) {
@@ -95,7 +75,7 @@ ModelConfig llama4_config_from_hf(const nlohmann::json& j, const std::string& ar
     c.attn_temperature_scale = number_or(j, "attn_scale", 0.1, where);
     c.attn_temperature_floor = int_or(j, "floor_scale", 8192, where);
   }
-  const auto uses_rope = rope_layers(j, c.n_layers, where);
+  const auto uses_rope = hf_rope_layers(j, c.n_layers, where);
   const auto chunked = chunked_layers(j, uses_rope, where);
   int64_t chunk = 0;
   if (const auto a = j.find("attention_chunk_size"); a != j.end() && !a->is_null())
@@ -122,36 +102,18 @@ at::Tensor experts_gate_up_runtime(const at::Tensor& stored) {
 }
 
 WeightTable llama4_hf_table(const ModelConfig& c) {
-  const int64_t q = c.n_heads * c.d_head, kv = c.n_kv_heads * c.d_head, E = c.n_experts;
-  const std::string p = "model.layers.{L}.";
+  const int64_t E = c.n_experts;
+  const std::string p = "model.layers.{L}.feed_forward.";
   WeightTable t;
-  WeightRule gate_up{p + "feed_forward.experts.gate_up_proj", {E, c.d_model, 2 * c.d_mlp}, {&LayerWeights::experts_gate_up}};
+  t.rules = llama_decoder_rules(c);
+  WeightRule gate_up{p + "experts.gate_up_proj", {E, c.d_model, 2 * c.d_mlp}, {&LayerWeights::experts_gate_up}};
   gate_up.to_runtime = experts_gate_up_runtime;
-  t.rules = {
-      {"model.embed_tokens.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::tok_embed},
-      {p + "input_layernorm.weight", {c.d_model}, {&LayerWeights::attn_norm}},
-      {p + "self_attn.q_proj.weight", {q, c.d_model}, {&LayerWeights::w_q}},
-      {p + "self_attn.k_proj.weight", {kv, c.d_model}, {&LayerWeights::w_k}},
-      {p + "self_attn.v_proj.weight", {kv, c.d_model}, {&LayerWeights::w_v}},
-      {p + "self_attn.o_proj.weight", {c.d_model, q}, {&LayerWeights::w_o}},
-      {p + "post_attention_layernorm.weight", {c.d_model}, {&LayerWeights::mlp_norm}},
-      {p + "feed_forward.router.weight", {E, c.d_model}, {&LayerWeights::router}},
-      gate_up,
-      {p + "feed_forward.experts.down_proj", {E, c.d_mlp, c.d_model}, {&LayerWeights::experts_down}},
-      {p + "feed_forward.shared_expert.gate_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}},
-      {p + "feed_forward.shared_expert.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}},
-      {p + "feed_forward.shared_expert.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}},
-      {"model.norm.weight", {c.d_model}, {}, &ModelWeights::final_norm},
-  };
-  WeightRule lm_head{"lm_head.weight", {c.vocab_size, c.d_model}, {}, &ModelWeights::unembed};
-  lm_head.optional = c.tie_word_embeddings;
-  t.rules.push_back(lm_head);
-  if (c.qkv_bias) {
-    t.rules.push_back({p + "self_attn.q_proj.bias", {q}, {&LayerWeights::b_q}});
-    t.rules.push_back({p + "self_attn.k_proj.bias", {kv}, {&LayerWeights::b_k}});
-    t.rules.push_back({p + "self_attn.v_proj.bias", {kv}, {&LayerWeights::b_v}});
-    t.rules.push_back({p + "self_attn.o_proj.bias", {c.d_model}, {&LayerWeights::b_o}});
-  }
+  t.rules.push_back({p + "router.weight", {E, c.d_model}, {&LayerWeights::router}});
+  t.rules.push_back(gate_up);
+  t.rules.push_back({p + "experts.down_proj", {E, c.d_mlp, c.d_model}, {&LayerWeights::experts_down}});
+  t.rules.push_back({p + "shared_expert.gate_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}});
+  t.rules.push_back({p + "shared_expert.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}});
+  t.rules.push_back({p + "shared_expert.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}});
   return t;
 }
 

@@ -41,6 +41,10 @@ PositionComponentSpec layer_type_rope(const nlohmann::json& j, const std::string
 /// (Gemma 2/3, Cohere 2). Throws poslens::Error for another count or type, or a pattern ≤ 0.
 std::vector<bool> hf_sliding_layers(const nlohmann::json& j, int64_t n_layers, int64_t default_pattern,
                                     const std::string& where);
+/// Which layers rotate q and k (SmolLM3, Llama 4): HF `no_rope_layers` (1: RoPE, 0: NoPE, one
+/// entry per layer) or, without it, all but every `no_rope_layer_interval`-th (default 4th)
+/// layer. Throws poslens::Error for a non-integer entry, another count or an interval ≤ 0.
+std::vector<bool> hf_rope_layers(const nlohmann::json& j, int64_t n_layers, const std::string& where);
 /// The GELU variants of HF `hidden_act`-style keys: "gelu" is exact, "gelu_new", "gelu_fast"
 /// and "gelu_pytorch_tanh" the tanh approximation. Error "<where>: <key> \"relu\" is not
 /// supported for <arch> (supported: ...)" otherwise.
@@ -110,6 +114,10 @@ ModelConfig poslens_config(const nlohmann::json& j, const std::string& where);
 WeightTable poslens_table(const ModelConfig& c);
 
 WeightTable llama2c_table(const ModelConfig& c);
+/// The rules of LlamaForCausalLM's names every Llama-style decoder shares: the embedding, the
+/// attention's norm and q/k/v/o (biases from qkv_bias / attn_out_bias), the MLP's norm, the
+/// final norm and lm_head (optional when tied). The MLP and q/k-norm rules are each family's.
+std::vector<WeightRule> llama_decoder_rules(const ModelConfig& c);
 WeightTable llama_hf_table(const ModelConfig& c);  ///< also GemmaForCausalLM
 WeightTable gpt2_hf_table(const ModelConfig& c, const std::string& prefix);
 WeightTable gpt_neox_hf_table(const ModelConfig& c);
