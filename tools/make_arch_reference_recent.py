@@ -271,6 +271,33 @@ def case_llama4(out: str) -> None:
     save(out, "llama4", model, ids, tops)
 
 
+def case_llama4_multimodal(out: str) -> None:
+    """Llama4ForConditionalGeneration, as Llama 4 Scout ships: the text stack of the llama4 case (its
+    weights, loaded from tests/data/models/llama4, so run llama4 first) under `language_model.`, its config
+    under `text_config`, beside a one-layer vision tower and projector (`vision_model.`,
+    `multi_modal_projector.`) that a text-only forward never reads. The reference is the conditional
+    model's own text-only forward (= llama4's; checked here), with llama4's router_top.{l}."""
+    text = transformers.Llama4TextConfig.from_pretrained(os.path.join(out, "llama4"))
+    vision = transformers.Llama4VisionConfig(
+        hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, image_size=28,
+        patch_size=14, vision_output_dim=32, projector_input_dim=32, projector_output_dim=32,
+        pixel_shuffle_ratio=0.5)
+    config = transformers.Llama4Config(text_config=text.to_dict(), vision_config=vision.to_dict(),
+                                       bos_token_id=1, pad_token_id=0, tie_word_embeddings=False)
+    config._attn_implementation = "eager"
+    config.text_config._attn_implementation = "eager"
+    model = transformers.Llama4ForConditionalGeneration(config).eval()
+    randomize_(model, seed=143)
+    text_model = transformers.Llama4ForCausalLM.from_pretrained(os.path.join(out, "llama4")).eval()
+    model.language_model.load_state_dict(text_model.state_dict())
+    from safetensors.torch import load_file
+    ref = load_file(os.path.join(out, "llama4", "reference.safetensors"))
+    with torch.no_grad():
+        logits = model(input_ids=ref["input_ids"]).logits
+    assert torch.allclose(logits, ref["logits"], atol=1e-5), "the text-only forward differs from llama4's"
+    save(out, "llama4_multimodal", model, ref["input_ids"], {k: v for k, v in ref.items() if k.startswith("router_top.")})
+
+
 def save(out: str, case: str, model, ids: torch.Tensor, extra=None) -> None:
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
@@ -291,7 +318,8 @@ def save(out: str, case: str, model, ids: torch.Tensor, extra=None) -> None:
 CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
          "smollm3": case_smollm3, "cohere2": case_cohere2, "gpt_oss": case_gpt_oss,
          "modernbert": case_modernbert, "phi3": case_phi3, "phi3_long": case_phi3_long,
-         "mixtral": case_mixtral, "llama4": case_llama4}
+         "mixtral": case_mixtral, "llama4": case_llama4,
+         "llama4_multimodal": case_llama4_multimodal}
 
 
 def main() -> None:

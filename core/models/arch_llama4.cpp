@@ -14,9 +14,12 @@
 //    [E, d_model, 2·d_mlp] (gate the first half) and down_proj [E, d_mlp, d_model], plus a
 //    shared expert (a gated SiLU MLP) for every token;
 //  - RMSNorm pre-norm blocks, untied head by default.
+// Llama4ForConditionalGeneration, the layout Llama 4 Scout ships in: the same text stack, its
+// config under `text_config` and its tensors under `language_model.`; the vision tower and the
+// projector beside it (`vision_model.`, `multi_modal_projector.`) are known and not loaded: PosLens
+// runs the text-only forward (token ids in, no image tokens).
 // Not read: Maverick's dense layers between MoE layers (interleave_moe_layer_step > 1, a per-layer
-// MLP type with `intermediate_size_mlp`), and Llama4ForConditionalGeneration checkpoints (the
-// vision tower beside the text stack).
+// MLP type with `intermediate_size_mlp`).
 #include "core/models/hf_config.h"
 #include "core/base/error.h"
 
@@ -117,6 +120,31 @@ WeightTable llama4_hf_table(const ModelConfig& c) {
   return t;
 }
 
+/// Llama4ForConditionalGeneration's config: its `text_config` read as Llama4ForCausalLM's (the
+/// architecture stays the conditional one, so the table below is chosen). Throws poslens::Error
+/// when text_config is missing or not an object, or as llama4_config_from_hf does, naming
+/// "<where> text_config".
+ModelConfig llama4_multimodal_config(const nlohmann::json& j, const std::string& arch, const std::string& where) {
+  const auto t = j.find("text_config");
+  if (t == j.end() || !t->is_object())
+    throw Error(where + ": " + arch + " needs a \"text_config\" object (the text stack's config)");
+  return llama4_config_from_hf(*t, arch, where + " text_config");
+}
+
+/// The text stack's rules under `language_model.` (HF Llama4ForConditionalGeneration.language_model);
+/// every stored tensor of the vision tower and the projector is listed as ignored (they are
+/// known, and a text-only forward never reads them); anything else stays "unexpected".
+WeightTable llama4_multimodal_table(const ModelConfig& c, const TensorSource& source) {
+  WeightTable t = llama4_hf_table(c);
+  const std::string text = "language_model.";
+  for (auto& r : t.rules) r.pattern = text + r.pattern;
+  for (auto& name : t.ignored) name = text + name;
+  for (const auto& info : source.tensors())
+    if (info.name.rfind("vision_model.", 0) == 0 || info.name.rfind("multi_modal_projector.", 0) == 0)
+      t.ignored.push_back(info.name);
+  return t;
+}
+
 }  // namespace
 
 std::vector<ArchitectureEntry> llama4_architectures() {
@@ -124,7 +152,11 @@ std::vector<ArchitectureEntry> llama4_architectures() {
     return llama4_config_from_hf(j, name, where);
   };
   const auto table = [](const ModelConfig& c, const TensorSource&) { return llama4_hf_table(c); };
-  return {{"Llama4ForCausalLM", {"llama4_text"}, read, table}};
+  const auto read_multimodal = [](const nlohmann::json& j, const std::string& name, const std::string& where) {
+    return llama4_multimodal_config(j, name, where);
+  };
+  return {{"Llama4ForCausalLM", {"llama4_text"}, read, table},
+          {"Llama4ForConditionalGeneration", {"llama4"}, read_multimodal, llama4_multimodal_table}};
 }
 
 }  // namespace poslens::arch

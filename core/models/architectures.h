@@ -17,7 +17,7 @@ namespace poslens {
 /// Qwen3ForCausalLM, SmolLM3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, PhiForCausalLM,
 /// GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, OlmoForCausalLM, Olmo2ForCausalLM,
 /// Cohere2ForCausalLM, GptOssForCausalLM, MixtralForCausalLM, Phi3ForCausalLM,
-/// Llama4ForCausalLM, ModernBertForMaskedLM, T5ForConditionalGeneration, MT5ForConditionalGeneration,
+/// Llama4ForCausalLM, Llama4ForConditionalGeneration (its text stack), ModernBertForMaskedLM, T5ForConditionalGeneration, MT5ForConditionalGeneration,
 /// BloomForCausalLM, MptForCausalLM (MPTForCausalLM), BertForMaskedLM, BertForPreTraining,
 /// RobertaForMaskedLM
 /// (or, without `architectures`, the matching `model_type`); and "model_type": "poslens"

@@ -91,7 +91,7 @@ std::vector<ArchitectureEntry> bloom_architectures();
 std::vector<ArchitectureEntry> mpt_architectures();
 std::vector<ArchitectureEntry> cohere_architectures();  ///< Cohere2ForCausalLM
 std::vector<ArchitectureEntry> gpt_oss_architectures();  ///< GptOssForCausalLM
-std::vector<ArchitectureEntry> llama4_architectures();  ///< Llama4ForCausalLM (the text stack)
+std::vector<ArchitectureEntry> llama4_architectures();  ///< Llama4ForCausalLM, Llama4ForConditionalGeneration
 std::vector<ArchitectureEntry> bert_architectures();  ///< + RoBERTa
 std::vector<ArchitectureEntry> modernbert_architectures();  ///< ModernBertForMaskedLM
 std::vector<ArchitectureEntry> nanogpt_architectures();

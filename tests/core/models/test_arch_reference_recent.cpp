@@ -283,6 +283,29 @@ TEST(ArchReference, Llama4ChunkedRopeLayersNopeLayerWithTemperatureAndSharedExpe
               HasSubstr("interleave_moe_layer_step 2, Llama 4 Maverick) are not supported yet"));
 }
 
+// Llama 4 as the Hub ships it (Llama4ForConditionalGeneration): the llama4 case's text stack
+// under `language_model.` with its config in `text_config`, beside a vision tower and projector
+// the text-only forward never reads. Same outputs as HF's conditional model (= the llama4 case).
+TEST(ArchReference, Llama4ConditionalGenerationRunsItsTextStack) {
+  expect_parity("llama4_multimodal", case_dir("llama4_multimodal"));
+  const auto loaded = load_checkpoint(case_dir("llama4_multimodal").string(), {"cpu", "float32", ""});
+  const auto text_only = load_checkpoint(case_dir("llama4").string(), {"cpu", "float32", ""});
+  EXPECT_EQ(loaded.model->config().architecture, "Llama4ForConditionalGeneration");
+  EXPECT_EQ(layer_types_summary(loaded.model->config()), "chunked 5: 0-2; NoPE: 3");
+  // Only the text stack is loaded: the vision tower's 36 tensors are known and left in the file.
+  EXPECT_EQ(parameter_count(loaded.model->weights()), parameter_count(text_only.model->weights()));
+  expect_routed_as_hf(Reference("llama4_multimodal"), *loaded.model);
+  const auto bare = case_with("llama4_multimodal", "no-text-config", [](nlohmann::json& j) { j.erase("text_config"); });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(bare.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("Llama4ForConditionalGeneration needs a \"text_config\" object"));
+  // The text stack's tensors are looked for under language_model.: a text-only file is refused.
+  const auto unprefixed = case_with("llama4", "as-conditional", [](nlohmann::json& j) {
+    j = {{"architectures", {"Llama4ForConditionalGeneration"}}, {"model_type", "llama4"}, {"text_config", j}};
+  });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(unprefixed.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("missing tensor language_model.model.layers."));
+}
+
 // ModernBERT (transformers 5.17): bidirectional; layers 0 and 3 global (RoPE base 5000), 1 and
 // 2 local with |i − j| ≤ 2 (base 100); layer 0 without an attention norm; GeGLU from one Wi;
 // the MLM head and the tied decoder with its bias.
@@ -361,7 +384,7 @@ TEST(ArchReference, Phi3LongRopeShortAndLongFactorsAndFusedProjections) {
 // (POSLENS_ATTENTION_BLOCKS=3,5: windows and chunks cut across query blocks and key chunks).
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
   for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding", "modernbert", "phi3_long", "mixtral",
-                           "llama4"}) {
+                           "llama4", "llama4_multimodal"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;
