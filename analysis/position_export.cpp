@@ -27,13 +27,13 @@ using Datasets = std::vector<Hdf5Dataset>;
 
 namespace {
 
-std::string dataset_of(PositionMapKind kind) {
-  const bool term = kind != PositionMapKind::Pattern && kind != PositionMapKind::PositionOnly;
-  return std::string(term ? "/analysis/absolute_terms/" : "/analysis/") + to_string(kind);
+bool is_term(PositionMapKind kind) {
+  return kind != PositionMapKind::Pattern && kind != PositionMapKind::PositionOnly &&
+         kind != PositionMapKind::SinkShare;
 }
 
-bool is_term(PositionMapKind kind) {
-  return kind != PositionMapKind::Pattern && kind != PositionMapKind::PositionOnly;
+std::string dataset_of(PositionMapKind kind) {
+  return std::string(is_term(kind) ? "/analysis/absolute_terms/" : "/analysis/") + to_string(kind);
 }
 
 std::vector<std::string> head_names(const ModelConfig& c, const std::optional<HeadSelection>& heads,
@@ -62,11 +62,15 @@ PositionMapFile::PositionMapFile(const std::string& path, const LoadedModel& mod
 
 void PositionMapFile::add(const PositionMapBlock& b) {
   const std::string path = dataset_of(b.kind);
-  const bool term = is_term(b.kind);
+  const bool term = is_term(b.kind), column = b.kind == PositionMapKind::SinkShare;
   if (created_.insert(path).second) {
     const int64_t side = pooled_ ? pooled_->side() : T_;
     std::vector<int64_t> shape{config_.n_heads, side, side};
     std::vector<std::string> dims{"head", pooled_ ? "q_block" : "q_pos", pooled_ ? "k_block" : "k_pos"};
+    if (column) {  // one value per query row: [layer, head, q]
+      shape.pop_back();
+      dims.pop_back();
+    }
     if (!term) {
       shape.insert(shape.begin(), config_.n_layers);
       dims.insert(dims.begin(), "layer");
@@ -74,6 +78,8 @@ void PositionMapFile::add(const PositionMapBlock& b) {
     std::vector<Hdf5Attribute> attributes{{"heads", head_names(config_, heads_, term)}};
     if (b.kind == PositionMapKind::PositionOnly)
       attributes.insert(attributes.end(), {{"methods", methods_}, {"explanation", explanation_}});
+    if (column)
+      attributes.push_back({"meaning", std::string("1 - sum_j p_ij: the learned sink's share of each query row")});
     if (pooled_)
       attributes.insert(attributes.end(), {{"pooling", std::string("max")},
                                            {"pool_stride", pooled_->stride()},
@@ -83,17 +89,19 @@ void PositionMapFile::add(const PositionMapBlock& b) {
   }
   std::vector<int64_t> at{b.head, 0, 0};
   if (!term) at.insert(at.begin(), b.layer);
+  if (column) at.pop_back();
+  const auto stored = [column](at::Tensor values) { return column ? values.squeeze(1) : values; };
   if (!pooled_) {
-    at[at.size() - 2] = b.q_begin;
-    at[at.size() - 1] = b.k_begin;
-    auto values = b.values.to(torch::kCPU, torch::kFloat32);
-    for (size_t i = 2; i < at.size(); ++i) values = values.unsqueeze(0);
+    at[at.size() - (column ? 1 : 2)] = b.q_begin;
+    if (!column) at.back() = b.k_begin;
+    auto values = stored(b.values.to(torch::kCPU, torch::kFloat32));
+    while (values.dim() < static_cast<int64_t>(at.size())) values = values.unsqueeze(0);
     file_.write(path, at, values);
     return;
   }
   if (!pooled_->add(b)) return;  // the head's map is complete: write it and let it go
-  auto map = pooled_->take(b.kind, b.layer, b.head);
-  for (size_t i = 2; i < at.size(); ++i) map = map.unsqueeze(0);
+  auto map = stored(pooled_->take(b.kind, b.layer, b.head));
+  while (map.dim() < static_cast<int64_t>(at.size())) map = map.unsqueeze(0);
   file_.write(path, at, map);
 }
 
@@ -120,7 +128,8 @@ int64_t PositionMapFile::estimate_bytes(const ModelConfig& c, int64_t T,
   const int64_t per_map = side * side * 4;
   const int64_t n = heads ? static_cast<int64_t>(heads->size()) : c.n_layers * c.n_heads;
   int64_t layer0 = heads ? static_cast<int64_t>(heads_of_layer(*heads, 0).size()) : c.n_heads;
-  return 2 * n * per_map + (method == "absolute" ? 5 * layer0 * per_map : 0);
+  return 2 * n * per_map + (method == "absolute" ? 5 * layer0 * per_map : 0) +
+         (c.attention_sinks ? n * side * 4 : 0);
 }
 
 void write_head_metrics_hdf5(const std::string& path, const HeadMetrics& m,
@@ -188,6 +197,13 @@ PositionMapHead read_position_map_hdf5(const Hdf5Reader& file, int layer, int he
   const auto methods = file.string_list_attribute(map, "methods");
   if (static_cast<size_t>(h.layer) < methods.size()) h.method = methods[static_cast<size_t>(h.layer)];
   h.explanation = file.string_attribute(map, "explanation");
+  const std::string sink = dataset_of(PositionMapKind::SinkShare);
+  if (file.exists(sink)) {
+    const auto sink_shape = file.shape(sink);
+    if (sink_shape.size() != 3 || sink_shape[0] != shape[0] || sink_shape[1] != shape[1] || sink_shape[2] != shape[2])
+      throw Error(file.path() + ": sink_share must be [layer, head, q] of the maps' rows");
+    h.sink_share = file.read_slice(sink, {h.layer, h.head}).to(torch::kFloat32);
+  }
   return h;
 }
 

@@ -21,6 +21,9 @@ namespace poslens {
 ///     per layer) and `explanation` on /analysis/position_map.
 ///   /analysis/absolute_terms/<term> — [head, q_pos, k_pos] of layer 0 (absolute models;
 ///     token_token, token_position, position_token, position_position, bias), same pooling.
+///   /analysis/sink_share — float32 [layer, head, q_pos] (pooled: [layer, head, q_block], the
+///     max of each block), models with learned sinks (gpt-oss): 1 − Σ_j p_ij, the sink's share
+///     of each query row (PositionMapKind::SinkShare); attribute `meaning`.
 ///   /analysis/cope/ — mean_gate_per_key [layer, head, k_pos], mean_gate_per_token [layer,
 ///     head, token_type], token_ids, token_counts [token_type] (CoPE models).
 ///   /tokens.
@@ -52,20 +55,21 @@ class PositionMapFile {
 };
 
 /// One head's maps of a file PositionMapFile wrote: the position-only map and the pattern,
-/// float32 [rows, cols] (pooled or T × T, NaN or 0 where hidden, as written), the source length
-/// T, the heads written ("L.H"), the position method of the head's layer and the explanation.
+/// float32 [rows, cols] (pooled or T × T, NaN or 0 where hidden, as written), the learned sink's
+/// share of each row [rows] (undefined when the file has none), the source length T, the heads
+/// written ("L.H"), the position method of the head's layer and the explanation.
 struct PositionMapHead {
   int layer = 0, head = 0;
   int64_t source_length = 0;
-  at::Tensor position, pattern;
+  at::Tensor position, pattern, sink_share;
   std::vector<std::string> heads;
   std::string method, explanation;
 };
 
 /// Reads head (`layer`, `head`) of `/analysis/position_map` and `/analysis/pattern`, or the first
 /// head the file's `heads` attribute names when `layer` < 0. Throws poslens::Error naming the
-/// file for another version's file, a missing pattern, maps of different or non-4-D shapes, or
-/// a head outside them.
+/// file for another version's file, a missing pattern, maps of different or non-4-D shapes, a
+/// sink_share whose shape does not fit them, or a head outside them.
 PositionMapHead read_position_map_hdf5(const Hdf5Reader& file, int layer = -1, int head = -1);
 
 /// `/analysis/heads/values` float64 [layer, head, metric] (attribute `methods`, the position

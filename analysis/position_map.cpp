@@ -31,6 +31,7 @@ class PositionMapSink : public HookSink {
       : model_(model), logits_(logits), heads_(heads), maps_(maps) {
     const auto& c = model.model->config();
     cope_ = model.model->position_encoding().has_cope();
+    sinks_ = c.attention_sinks;
     absolute_ = logits.method() == "absolute" && !selected(heads, 0, c.n_heads).empty();
   }
 
@@ -78,6 +79,11 @@ class PositionMapSink : public HookSink {
     for (const int64_t h : selected(heads_, layer, model_.model->config().n_heads)) {
       maps_({PositionMapKind::Pattern, layer, static_cast<int>(h), b.q_begin, b.k_begin, T_,
              row_max_normalised(b.values[0][h]), b.allowed});
+      if (sinks_) {
+        const auto column = sink_share_column(b.values[0][h]);
+        maps_({PositionMapKind::SinkShare, layer, static_cast<int>(h), b.q_begin, 0, T_, column,
+               torch::ones_like(column, torch::kBool)});
+      }
       const auto logits = logits_.logits(layer, static_cast<int>(h), b.q_begin, q1, b.k_begin, k1,
                                          logits_.needs_position_term() ? position_[0][h] : at::Tensor());
       maps_({PositionMapKind::PositionOnly, layer, static_cast<int>(h), b.q_begin, b.k_begin, T_,
@@ -94,7 +100,7 @@ class PositionMapSink : public HookSink {
   const PositionOnlyLogits& logits_;
   const std::optional<HeadSelection>& heads_;
   const PositionMapConsumer& maps_;
-  bool cope_ = false, absolute_ = false;
+  bool cope_ = false, absolute_ = false, sinks_ = false;
   int64_t T_ = 0;
   at::Tensor position_, embed_, gate_sums_, visible_;
 };
@@ -110,6 +116,7 @@ const char* to_string(PositionMapKind kind) {
     case PositionMapKind::PositionToken: return "position_token";
     case PositionMapKind::PositionPosition: return "position_position";
     case PositionMapKind::Bias: return "bias";
+    case PositionMapKind::SinkShare: return "sink_share";
   }
   return "?";
 }
@@ -137,12 +144,16 @@ void absolute_term_blocks(const LoadedModel& model, const at::Tensor& embed, con
   }
 }
 
+at::Tensor sink_share_column(const at::Tensor& pattern) {
+  return (1.0 - pattern.to(torch::kFloat32).sum(-1, /*keepdim=*/true)).clamp_min(0.0);
+}
+
 PooledPositionMaps::PooledPositionMaps(int64_t T, int64_t cells)
     : T_(T), stride_(pool_stride(T, cells)), side_((T + stride_ - 1) / stride_) {}
 
 bool PooledPositionMaps::add(const PositionMapBlock& b) {
   auto [it, fresh] = maps_.try_emplace({b.kind, b.layer, b.head});
-  if (fresh) it->second = pooled_canvas({}, T_, T_, stride_);
+  if (fresh) it->second = pooled_canvas({}, T_, b.kind == PositionMapKind::SinkShare ? 1 : T_, stride_);
   max_pool_block(it->second, b.values, b.allowed, b.q_begin, b.k_begin, stride_);
   return b.q_begin + b.values.size(0) == T_;
 }
@@ -243,11 +254,16 @@ PositionMapResult position_map_whole(const LoadedModel& loaded, const std::vecto
                                      const PositionMapOptions& options, const Progress& progress) {
   const auto& c = loaded.model->config();
   const int64_t T = static_cast<int64_t>(ids.size());
-  at::Tensor pattern, map;
+  at::Tensor pattern, map, sink;
   std::map<PositionMapKind, at::Tensor> terms;
   auto r = position_map(
       loaded, ids, options, std::nullopt,
       [&](const PositionMapBlock& b) {
+        if (b.kind == PositionMapKind::SinkShare) {
+          if (!sink.defined()) sink = torch::zeros({c.n_layers, c.n_heads, T});
+          sink[b.layer][b.head].narrow(0, b.q_begin, b.values.size(0)).copy_(b.values.squeeze(1).to(torch::kCPU));
+          return;
+        }
         at::Tensor* whole = b.kind == PositionMapKind::Pattern        ? &pattern
                             : b.kind == PositionMapKind::PositionOnly ? &map
                                                                       : &terms[b.kind];
@@ -262,6 +278,7 @@ PositionMapResult position_map_whole(const LoadedModel& loaded, const std::vecto
       progress);
   r.pattern = pattern;
   r.position_map = map;
+  r.sink_share = sink;
   if (!terms.empty())
     r.absolute = AbsoluteTerms{terms[PositionMapKind::TokenToken], terms[PositionMapKind::TokenPosition],
                                terms[PositionMapKind::PositionToken], terms[PositionMapKind::PositionPosition],

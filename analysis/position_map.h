@@ -31,8 +31,12 @@ enum class PositionMapKind {
   Pattern,       ///< hook_pattern, rows scaled to max 1
   PositionOnly,  ///< the position-only attention, rows scaled to max 1
   TokenToken, TokenPosition, PositionToken, PositionPosition, Bias,  ///< absolute_terms.h, layer 0
+  /// The learned sink's share of each query row, 1 − Σ_j p_ij (ModelConfig::attention_sinks,
+  /// gpt-oss; OpenAI 2025, arXiv 2508.10925 §2.1): a column [rows, 1] (k_begin 0) beside the
+  /// pattern, for models with learned sinks only.
+  SinkShare,
 };
-/// The name in files: "pattern", "position_map", "token_token", ..., "bias".
+/// The name in files: "pattern", "position_map", "token_token", ..., "bias", "sink_share".
 const char* to_string(PositionMapKind kind);
 
 /// A block of whole rows [q_begin, q_begin + rows) of one head's map: `values` float32
@@ -66,6 +70,9 @@ struct PositionMapResult {
   /// position_map_whole() only: float32 [layer, head, q_pos, k_pos], each row scaled to max 1,
   /// 0 where masked; and layer 0's absolute terms [head, q_pos, k_pos].
   at::Tensor position_map, pattern;
+  /// position_map_whole() only, models with learned sinks: float32 [layer, head, q_pos], the
+  /// sink's share of each row (PositionMapKind::SinkShare); else undefined.
+  at::Tensor sink_share;
   std::optional<AbsoluteTerms> absolute;
 };
 
@@ -92,8 +99,13 @@ PositionMapResult position_map_whole(const LoadedModel& model, const std::vector
 void absolute_term_blocks(const LoadedModel& model, const at::Tensor& embed, const std::vector<int64_t>& heads,
                           const PositionMapConsumer& maps, const Progress& progress = {});
 
+/// The learned sink's share of each row of a block of whole rows: 1 − Σ_j p_ij of `pattern`
+/// [rows, keys] (probabilities, the model's dtype), as float32 [rows, 1] on its device, ≥ 0.
+at::Tensor sink_share_column(const at::Tensor& pattern);
+
 /// Max-pools position-map blocks as they arrive, per (kind, layer, head), to at most `cells`
 /// per side (max_pool_block in core/runtime/map_pooling.h): what a view draws, what --pool writes.
+/// SinkShare columns pool their rows alike, to [side, 1].
 class PooledPositionMaps {
  public:
   PooledPositionMaps(int64_t T, int64_t cells);
@@ -101,7 +113,8 @@ class PooledPositionMaps {
   int64_t side() const { return side_; }
   /// Pools `block` in. True when it held its map's last row (that map is complete).
   bool add(const PositionMapBlock& block);
-  /// The map of (kind, layer, head): float32 CPU [side, side], NaN where every entry was hidden;
+  /// The map of (kind, layer, head): float32 CPU [side, side] ([side, 1] for SinkShare), NaN
+  /// where every entry was hidden;
   /// undefined when no block of it came. take() also forgets it.
   at::Tensor find(PositionMapKind kind, int layer, int head) const;
   at::Tensor take(PositionMapKind kind, int layer, int head);

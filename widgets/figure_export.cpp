@@ -12,6 +12,8 @@
 #include <QSvgGenerator>
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
@@ -121,7 +123,7 @@ bool exportPlot(QCustomPlot& plot, const QString& path, FigureFormat format, int
 
 bool exportPlotsSideBySide(const std::vector<QCustomPlot*>& plots, const QString& path,
                            FigureFormat format, int width, int height, const QString& title,
-                           QString* error) {
+                           QString* error, const std::vector<double>& fractions) {
   const QString kind = figureSuffix(format).toUpper();
   if (plots.empty()) {
     if (error) *error = QObject::tr("Cannot export %1 '%2': nothing to draw").arg(kind, path);
@@ -132,12 +134,15 @@ bool exportPlotsSideBySide(const std::vector<QCustomPlot*>& plots, const QString
     width = laid_out ? plots.front()->width() : 800;
     height = laid_out ? plots.front()->height() : 700;
   }
-  const int total = width * static_cast<int>(plots.size());
+  std::vector<int> widths;
+  for (size_t i = 0; i < plots.size(); ++i)
+    widths.push_back(i < fractions.size() ? std::max(1, static_cast<int>(std::lround(width * fractions[i]))) : width);
+  const int total = std::accumulate(widths.begin(), widths.end(), 0);
   return writeAtomically(path, kind, [&](const QString& tmp) {
     return paintTo(tmp, format, total, height, title, [&](QCPPainter& painter) {
-      for (QCustomPlot* plot : plots) {
-        plot->toPainter(&painter, width, height);
-        painter.translate(width, 0);
+      for (size_t i = 0; i < plots.size(); ++i) {
+        plots[i]->toPainter(&painter, widths[i], height);
+        painter.translate(widths[i], 0);
       }
     });
   }, error);

@@ -37,10 +37,12 @@ bool exportPlot(QCustomPlot& plot, const QString& path, FigureFormat format, int
 
 /// Writes `plots` side by side (left to right, each `width` x `height`, 0 = the first plot's
 /// current size) as one figure in `format`: vector in PDF and SVG, as exportPlot(). Used for
-/// linked views (pattern | position-only map). Same failure contract as writeAtomically().
+/// linked views (pattern | position-only map). `fractions`, one per plot when given, narrows
+/// plot i to fractions[i] × width (a column beside a map). Same failure contract as
+/// writeAtomically().
 bool exportPlotsSideBySide(const std::vector<QCustomPlot*>& plots, const QString& path,
                            FigureFormat format, int width, int height, const QString& title,
-                           QString* error);
+                           QString* error, const std::vector<double>& fractions = {});
 
 /// Writes a widget that paints itself (the head grid) as `format` at its current size, through
 /// QWidget::render (PDF and SVG keep its drawing commands). Same failure contract.

@@ -66,7 +66,8 @@ std::string name_of(const std::string& checkpoint) { return checkpoint; }
 #endif
 
 #ifdef POSLENS_CLI_FIGURES
-void write_side_by_side(const std::string& path, const std::vector<HeatmapData>& maps) {
+void write_side_by_side(const std::string& path, const std::vector<HeatmapData>& maps,
+                        const std::vector<double>& fractions = {}) {
   ensure_application();
   std::vector<std::unique_ptr<HeatmapView>> views;
   std::vector<QCustomPlot*> plots;
@@ -83,11 +84,14 @@ void write_side_by_side(const std::string& path, const std::vector<HeatmapData>&
   const bool png = figureFormatForPath(file) == FigureFormat::Png;
   const int width = png ? 1200 : 0;  // per plot
   if (!exportPlotsSideBySide(plots, file, figureFormatForPath(file), width, png ? 1100 : 0,
-                             QString::fromStdString(title), &error))
+                             QString::fromStdString(title), &error, fractions))
     throw Error(error.toStdString());
 }
 #else
-[[noreturn]] void write_side_by_side(const std::string&, const std::vector<HeatmapData>&) { unavailable(); }
+[[noreturn]] void write_side_by_side(const std::string&, const std::vector<HeatmapData>&,
+                                     const std::vector<double>& = {}) {
+  unavailable();
+}
 #endif
 
 }  // namespace
@@ -138,12 +142,12 @@ void write_compare_figure(const std::string& path, const CompareResult& compare,
 void write_position_figure(const std::string& path, const at::Tensor& pattern,
                            const at::Tensor& position, const std::vector<std::string>& labels,
                            int layer, int head, const std::string& method,
-                           const std::string& checkpoint) {
+                           const std::string& checkpoint, const at::Tensor& sink_share) {
   const int64_t T = static_cast<int64_t>(labels.size());
-  auto map = [&](const at::Tensor& pooled, const std::string& what) {
-    auto d = heatmap_from_pooled(pooled, T, T);
+  auto map = [&](const at::Tensor& pooled, const std::string& what, bool column = false) {
+    auto d = heatmap_from_pooled(pooled, T, column ? 1 : T);
     for (const auto& label : labels) d.row_labels.push_back(display_label(label));
-    d.col_labels = d.row_labels;
+    d.col_labels = column ? std::vector<std::string>{"sink"} : d.row_labels;
     d.title = name_of(checkpoint) + "  L" + std::to_string(layer) + " H" + std::to_string(head) + " " + what;
     d.value_name = "weight / row max";
     d.kind = HeatmapKind::Probability;
@@ -151,7 +155,15 @@ void write_position_figure(const std::string& path, const at::Tensor& pattern,
     d.head = head;
     return d;
   };
-  write_side_by_side(path, {map(pattern, "pattern"), map(position, "position only (" + method + ")")});
+  if (!sink_share.defined()) {
+    write_side_by_side(path, {map(pattern, "pattern"), map(position, "position only (" + method + ")")});
+    return;
+  }
+  auto sink = map(sink_share, "learned sink", true);
+  sink.value_name = "share of the row";
+  sink.col_axis = "1 − Σ_j p_ij";
+  write_side_by_side(path, {map(pattern, "pattern"), sink, map(position, "position only (" + method + ")")},
+                     {1.0, 0.3, 1.0});
 }
 
 }  // namespace poslens::cli

@@ -31,11 +31,13 @@ void write_compare_figure(const std::string& path, const CompareResult& compare,
 
 /// Head (`layer`, `head`)'s pattern and position-only map side by side, as the Position map
 /// panel shows them: `pattern` and `position` max-pooled ([side, side], PooledPositionMaps) of a
-/// map over `labels` (one per token); hidden cells grey. Throws poslens::Error when writing fails.
+/// map over `labels` (one per token); hidden cells grey. With `sink_share` ([side, 1], a learned
+/// sink's share of each row, PositionMapKind::SinkShare) a narrow column between the two.
+/// Throws poslens::Error when writing fails.
 void write_position_figure(const std::string& path, const at::Tensor& pattern,
                            const at::Tensor& position, const std::vector<std::string>& labels,
                            int layer, int head, const std::string& method,
-                           const std::string& checkpoint);
+                           const std::string& checkpoint, const at::Tensor& sink_share = {});
 
 /// Two maps side by side (the frequency-usage and divergence figures: analysis_views.h), titled
 /// with both titles. Throws poslens::Error when writing fails.

@@ -104,11 +104,13 @@ void position_map(const PositionMapCommand& c) {
     }
   }
   if (method == "absolute") std::cout << "absolute-PE terms of layer 0 written (/analysis/absolute_terms)\n";
+  if (cfg.attention_sinks) std::cout << "the learned sink's share of each row written (/analysis/sink_share)\n";
   std::cout << "wrote " << c.out << "\n";
   if (figure) {
     write_position_figure(c.figure, figure_maps.find(PositionMapKind::Pattern, c.layer, c.head),
                           figure_maps.find(PositionMapKind::PositionOnly, c.layer, c.head), r.labels,
-                          c.layer, c.head, method, c.model.checkpoint);
+                          c.layer, c.head, method, c.model.checkpoint,
+                          figure_maps.find(PositionMapKind::SinkShare, c.layer, c.head));
     std::cout << "wrote " << c.figure << "\n";
   }
 }

@@ -24,6 +24,9 @@ struct PositionView {
   int head = 0;
   HeatmapData pattern;   ///< hook_pattern, each row scaled to max 1
   HeatmapData position;  ///< the position-only map, each row scaled to max 1
+  /// Models with learned sinks (gpt-oss): the sink's share of each row, 1 − Σ_j p_ij, a column
+  /// [rows, 1] beside the pattern; empty (rows 0) otherwise.
+  HeatmapData sink;
   QString method;        ///< "additive", "cope", "rotary", "absolute", "uniform", ...
   QString explanation;   ///< one line: what the map is for this model
   QStringList counted;   ///< CoPE: the top tokens by mean gate, "token  gate  ×count"

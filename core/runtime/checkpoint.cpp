@@ -220,7 +220,7 @@ std::string describe(const LoadedModel& loaded) {
       it->second += (it->second.empty() ? "" : ", ") + std::to_string(l);
     }
     for (const auto& [encoding, layers] : encodings)
-      out << "  layers " << layers << ": " << encoding << "\n";
+      out << (layers.find(',') == std::string::npos ? "  layer " : "  layers ") << layers << ": " << encoding << "\n";
   }
   if (c.encoder_decoder())
     out << "encoder position:  " << loaded.model->encoder_position_encoding().describe() << "\n"

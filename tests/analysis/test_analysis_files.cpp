@@ -20,6 +20,8 @@
 #include "core/base/error.h"
 #include "core/formats/captures_reader.h"
 #include "core/formats/hdf5_reader.h"
+#include "core/formats/safetensors.h"
+#include "core/runtime/checkpoint.h"
 #include "fixtures.h"
 #include "random_model.h"
 
@@ -400,6 +402,7 @@ TEST(AnalysisFiles, PositionMapReadsTheHeadsThatWereStreamedIn) {
   EXPECT_EQ(first.source_length, T);
   EXPECT_EQ(first.method, whole.methods[0]);
   EXPECT_FALSE(first.explanation.empty());
+  EXPECT_FALSE(first.sink_share.defined()) << "no learned sinks, no sink column";
   const auto allowed = allowed_keys(model.model->config(), T, torch::kCPU);
   for (const auto& [l, h] : heads) {
     const auto m = read_position_map_hdf5(file, l, h);
@@ -420,6 +423,47 @@ TEST(AnalysisFiles, PositionMapReadsTheHeadsThatWereStreamedIn) {
                       {}, {}, {}, meta);
   EXPECT_THAT(test::error_of([&] { read_position_map_hdf5(Hdf5Reader(old)); }),
               HasSubstr("old-map.h5: written by PosLens 0.0.1"));
+}
+
+// gpt-oss's learned sinks: each row's share, 1 − Σ_j p_ij, is the mass HF's own patterns leave
+// to the sink (tests/data/models/gpt_oss); streamed into the file beside the maps, whole or
+// max-pooled like them, and read back per head.
+TEST(AnalysisFiles, PositionMapOfLearnedSinksWritesEachRowsSinkShare) {
+  const std::string dir = std::string(POSLENS_SOURCE_DIR) + "/tests/data/models/gpt_oss";
+  const auto model = load_checkpoint(dir, {"cpu", "float32", ""});
+  const SafetensorsFile ref(dir + "/reference.safetensors");
+  const auto ids_tensor = ref.load("input_ids").to(torch::kLong).flatten().contiguous();
+  const std::vector<int64_t> ids(ids_tensor.data_ptr<int64_t>(), ids_tensor.data_ptr<int64_t>() + ids_tensor.numel());
+  const auto T = static_cast<int64_t>(ids.size());
+  PositionMapOptions options;
+  options.probe_samples = 6;
+  const auto whole = position_map_whole(model, ids, options);
+  ASSERT_TRUE(whole.sink_share.defined());
+  ASSERT_EQ(whole.sink_share.sizes(), (std::vector<int64_t>{4, 4, T}));
+  for (int64_t l = 0; l < 4; ++l) {
+    const auto hf = 1.0 - ref.load("attentions." + std::to_string(l)).to(torch::kFloat)[0].sum(-1);  // [head, T]
+    EXPECT_TRUE(torch::allclose(whole.sink_share[l], hf, 0, 1e-5)) << "layer " << l;
+  }
+  EXPECT_GT(whole.sink_share.max().item<float>(), 0.5) << "some row gives the sink most of its mass";
+  const HeadSelection heads{{1, 2}, {3, 0}};
+  for (const int64_t pool : {int64_t{0}, int64_t{4}}) {
+    const auto path = (test::scratch_dir() / ("sinks-" + std::to_string(pool) + ".h5")).string();
+    {
+      PositionMapFile file(path, model, T, heads, pool);
+      file.finish(position_map(model, ids, options, heads, [&](const PositionMapBlock& b) { file.add(b); }));
+    }
+    const Hdf5Reader file(path);
+    for (const auto& [l, h] : heads) {
+      const auto m = read_position_map_hdf5(file, l, h);
+      ASSERT_TRUE(m.sink_share.defined());
+      // Pooled: the largest share of each block of 4 rows (stride ceil(13 / 4) = 4), as the maps.
+      const auto expected = pool == 0 ? whole.sink_share[l][h]
+                                      : torch::constant_pad_nd(whole.sink_share[l][h], {0, 3}, -1).view({4, 4}).amax(1);
+      EXPECT_TRUE(torch::allclose(m.sink_share, expected, 0, 1e-6)) << "pool " << pool << ", head " << l << "." << h;
+    }
+    EXPECT_EQ(file.string_attribute("/analysis/sink_share", "meaning"),
+              "1 - sum_j p_ij: the learned sink's share of each query row");
+  }
 }
 
 TEST(CapturesFile, HooksAndOneHeadsMapReadBack) {

@@ -17,6 +17,8 @@ namespace {
 using ::testing::HasSubstr;
 using test::cli;
 using test::q;
+using test::cli_with_figure;
+using test::kCliDrawsFigures;
 
 std::string model(const std::string& name) {
   return q(std::filesystem::path(POSLENS_SOURCE_DIR) / "tests/data/models" / name);
@@ -161,6 +163,33 @@ TEST(CliArchitectures, HeadsReportTheLearnedSinkShareOfGptOss) {
   ASSERT_EQ(info.code, 0) << info.output;
   EXPECT_THAT(info.output, HasSubstr(R"("attention_sinks":true,"n_experts":4,"n_experts_per_token":2)"));
   EXPECT_THAT(info.output, HasSubstr(R"("mlp":"moe")"));
+}
+
+// gpt-oss: `position-map` writes each row's learned-sink share beside the maps (pooled like
+// them) and draws it as a column between them.
+TEST(CliArchitectures, PositionMapWritesTheLearnedSinkColumnOfGptOss) {
+  REQUIRE_CLI();
+  const auto out = test::scratch_dir() / "gpt_oss_pm.h5", figure = test::scratch_dir() / "gpt_oss_pm.png";
+  const auto r = cli_with_figure("position-map " + model("gpt_oss") +
+                                     " --tokens 5,6,7,8,9,10,11,12,13,14,15,16,17 --probe-samples 4 --heads 1.2 "
+                                     "--pool 4 --layer 1 --head 2 --out " + q(out),
+                                 figure, out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the learned sink's share of each row written (/analysis/sink_share)"));
+  H5::H5File file(out.string(), H5F_ACC_RDONLY);
+  const auto sink = file.openDataSet("/analysis/sink_share");
+  std::vector<hsize_t> d(3);
+  ASSERT_EQ(sink.getSpace().getSimpleExtentNdims(), 3);
+  sink.getSpace().getSimpleExtentDims(d.data());
+  EXPECT_EQ(d, (std::vector<hsize_t>{4, 4, 4})) << "[layer, head, q_block]: 13 rows pooled by 4";
+  std::vector<float> values(64);
+  sink.read(values.data(), H5::PredType::NATIVE_FLOAT);
+  for (int b = 0; b < 4; ++b) {
+    const float share = values[static_cast<size_t>((1 * 4 + 2) * 4 + b)];
+    EXPECT_GT(share, 0.0f) << "head 1.2, block " << b;
+    EXPECT_LT(share, 1.0f) << "head 1.2, block " << b;
+  }
+  if (kCliDrawsFigures) EXPECT_GT(std::filesystem::file_size(figure), 1000u);
 }
 
 }  // namespace

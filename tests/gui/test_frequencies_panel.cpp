@@ -1,6 +1,12 @@
 // The Frequencies panel as a user drives it: open a RoPE checkpoint, run the probe (on the
 // worker, with progress and Cancel), read the curves, compare the run folder's checkpoints,
-// export the figure and its data. Offscreen Qt, the real worker thread and models.
+// export the figure and its data; the Position map panel beside it. Offscreen Qt, the real
+// worker thread and models.
+// LibTorch before Qt: Qt's `slots` macro breaks torch headers.
+#include <ATen/ATen.h>
+
+#include "core/formats/safetensors.h"
+
 #include <QCheckBox>
 #include <QImage>
 #include <QPushButton>
@@ -8,6 +14,7 @@
 #include <QSpinBox>
 #include <QTest>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -195,6 +202,7 @@ TEST_F(FrequenciesWindow, PositionMapPanelShowsBothMapsLinkedAndFollowsTheHead) 
   EXPECT_TRUE(positions->patternView()->hasHeatmap());
   EXPECT_TRUE(positions->positionView()->hasHeatmap());
   EXPECT_EQ(positions->positionView()->heatmap().rows, 28);  // <bos> + 27 characters
+  EXPECT_FALSE(positions->sinkView()->hasHeatmap()) << "no learned sinks: no sink column";
   // Zoom in one view, the other follows.
   positions->patternView()->setViewRange(0, 5, 0, 5);
   emit positions->patternView()->viewChanged(0, 5, 0, 5);
@@ -237,6 +245,65 @@ TEST_F(FrequenciesWindow, PositionMapPanelShowsBothMapsLinkedAndFollowsTheHead) 
   while (std::getline(counted, line)) ++types;
   EXPECT_EQ(types, static_cast<int>(positions->shown().counted_tokens.size()));
   EXPECT_GT(types, 10);
+}
+
+// gpt-oss: the learned sink's share of each row in a column between the maps — HF's own
+// patterns leave that mass to the sink (tests/data/models/gpt_oss) — following the maps' rows,
+// exported beside them (figure and CSV).
+TEST_F(FrequenciesWindow, PositionMapPanelShowsTheLearnedSinkColumn) {
+  const auto dir = std::filesystem::path(POSLENS_SOURCE_DIR) / "tests/data/models/gpt_oss";
+  open(QString::fromStdString(dir.string()));
+  const SafetensorsFile ref((dir / "reference.safetensors").string());
+  const auto ids = ref.load("input_ids").to(at::kLong).flatten();
+  QString text;
+  for (int64_t i = 0; i < ids.numel(); ++i) text += (i ? "," : "") + QString::number(ids[i].item<int64_t>());
+  window.session()->setInput({text, true, QString()});
+  PositionMapPanel* positions = window.panel<PositionMapPanel>();
+  ASSERT_NE(positions, nullptr);
+  window.session()->selectHead(1, 2);
+  QSignalSpy ready(window.session(), &Session::jobFinished);
+  positions->compute();
+  ASSERT_TRUE(arrived(ready, 30000));
+  ASSERT_EQ(positions->shown().head, 2);
+  const HeatmapData& sink = positions->sinkView()->heatmap();
+  ASSERT_TRUE(positions->sinkView()->hasHeatmap());
+  EXPECT_FALSE(positions->sinkView()->isHidden());
+  ASSERT_EQ(sink.rows, 13);
+  ASSERT_EQ(sink.cols, 1);
+  const auto hf = 1.0 - ref.load("attentions.1").to(at::kFloat)[0][2].sum(-1);
+  for (int64_t q = 0; q < 13; ++q) EXPECT_NEAR(sink.at(q, 0), hf[q].item<float>(), 1e-5) << "row " << q;
+  EXPECT_THAT(positions->shown().pattern.title, ::testing::HasSubstr("the learned sink takes"));
+  // The column follows the maps' zoom.
+  ASSERT_TRUE(positions->sinkView()->visibleSource().has_value());
+  EXPECT_EQ(positions->sinkView()->visibleSource()->q1, 13);
+  emit positions->patternView()->viewChanged(0, 5, 2, 6);
+  const auto rows = positions->sinkView()->visibleSource();
+  ASSERT_TRUE(rows.has_value());
+  EXPECT_GE(rows->q0, 1);
+  EXPECT_LE(rows->q0, 3);
+  EXPECT_LE(rows->q1, 8) << "rows 2..6 of 13";
+  EXPECT_EQ(std::make_pair(rows->k0, rows->k1), std::make_pair(int64_t{0}, int64_t{1})) << "the one column stays";
+
+  const auto out = std::filesystem::temp_directory_path() / "poslens_sink_export";
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(out);
+  QString error;
+  ASSERT_TRUE(positions->exportFigure(QString::fromStdString((out / "pm.png").string()), FigureFormat::Png, &error))
+      << error.toStdString();
+  EXPECT_EQ(QImage(QString::fromStdString((out / "pm.png").string())).width(), 1200 + 360 + 1200)
+      << "pattern | sink column | position map";
+  QStringList written;
+  ASSERT_TRUE(positions->exportData(QString::fromStdString((out / "pm.csv").string()), &written, &error))
+      << error.toStdString();
+  ASSERT_EQ(written.size(), 2);
+  std::ifstream csv(out / "pm-sink.csv");
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "layer,head,q_pos,query_token,sink_share");
+  for (int64_t q = 0; q < 13; ++q) {
+    ASSERT_TRUE(std::getline(csv, line));
+    EXPECT_NEAR(std::stod(line.substr(line.rfind(',') + 1)), hf[q].item<float>(), 1e-5) << line;
+  }
 }
 
 TEST_F(FrequenciesWindow, HeadGridColouredByAMetricWithARanking) {

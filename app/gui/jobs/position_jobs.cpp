@@ -29,6 +29,22 @@ HeatmapData view_map(const at::Tensor& pooled, const AttentionState& s, int laye
   return map;
 }
 
+/// A learned sink's share of each row (PositionMapKind::SinkShare, pooled [side, 1]) as the
+/// column beside the pattern: the query tokens on its rows, one column "sink".
+HeatmapData sink_column(const at::Tensor& pooled, const AttentionState& s, int layer, int head) {
+  const int64_t T = static_cast<int64_t>(s.ids.size());
+  auto column = heatmap_from_pooled(pooled, T, 1);
+  label_head_map(column, s, layer, head, 0, T, 0, T, "learned sink");
+  column.title = "sink share";  // the pattern's title names the head; the column is narrow
+  column.col_labels = {"sink"};
+  column.token_ids.clear();  // the column is no key token: the read-out names the query alone
+  column.token_pieces.clear();
+  column.col_axis = "1 − Σ_j p_ij";
+  column.value_name = "share of the row";
+  column.kind = HeatmapKind::Probability;
+  return column;
+}
+
 /// The tokens a CoPE head counts, highest mean gate first.
 void add_counting(PositionView& view, const LoadedModel& loaded, const CopeCounting& c) {
   const auto gates = c.mean_gate_per_token[0][0];
@@ -82,7 +98,11 @@ Work positions_job(const RunInput& input, int layer, int head, int cells, int pr
       const int64_t q1 = std::min(T, q0 + rows);
       const auto b = attention.rows(q0, q1, what);
       maps.add({PositionMapKind::Pattern, layer, head, q0, b.k_begin, T, row_max_normalised(b.pattern[0][0]), b.allowed});
-      if (cfg.attention_sinks) sink_mass += (1.0 - b.pattern[0][0].sum(-1)).sum().item<double>();
+      if (cfg.attention_sinks) {
+        const auto share = sink_share_column(b.pattern[0][0]);
+        sink_mass += share.sum().item<double>();
+        maps.add({PositionMapKind::SinkShare, layer, head, q0, 0, T, share, torch::ones_like(share, torch::kBool)});
+      }
       const auto l = logits.logits(layer, head, q0, q1, b.k_begin, b.k_end,
                                    what.position ? b.position[0][0] : at::Tensor());
       maps.add({PositionMapKind::PositionOnly, layer, head, q0, b.k_begin, T,
@@ -113,6 +133,7 @@ Work positions_job(const RunInput& input, int layer, int head, int cells, int pr
     view.position = view_map(maps.find(PositionMapKind::PositionOnly, layer, head), s, layer, head,
                              HeatmapKind::Probability, "weight / row max",
                              "position only (" + layer_method + ")");
+    if (cfg.attention_sinks) view.sink = sink_column(maps.find(PositionMapKind::SinkShare, layer, head), s, layer, head);
     if (logits.method() == "absolute" && layer == 0) {
       PooledPositionMaps pooled(T, cells);
       absolute_term_blocks(loaded, loaded.model->embed(torch::tensor(s.ids).unsqueeze(0))[0], {head},

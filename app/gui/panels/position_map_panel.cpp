@@ -60,16 +60,24 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
   auto* split = new QSplitter(Qt::Horizontal);
   pattern_ = new HeatmapView;
   position_ = new HeatmapView;
+  sink_ = new HeatmapView;
+  sink_->setToolTip(tr("The learned sink's share of each row (1 − Σ_j p_ij): the attention this "
+                       "head gives to no key (gpt-oss's per-head sink logit)"));
+  sink_->setMinimumWidth(120);
+  sink_->setMaximumWidth(240);
+  sink_->setVisible(false);
   counted_ = new QListWidget;
   counted_->setToolTip(tr("CoPE: the tokens this head counts (mean gate over the queries that "
                           "see them, and how often they occur)"));
   counted_->setVisible(false);
   split->addWidget(pattern_);
+  split->addWidget(sink_);
   split->addWidget(position_);
   split->addWidget(counted_);
   split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 3);
-  split->setStretchFactor(2, 1);
+  split->setStretchFactor(1, 0);
+  split->setStretchFactor(2, 3);
+  split->setStretchFactor(3, 1);
   layout->addWidget(split, 1);
 
   // Linked zoom, pan and hover.
@@ -77,6 +85,14 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
     connect(from, &HeatmapView::viewChanged, to, &HeatmapView::setViewRange);
     connect(from, &HeatmapView::hovered, to,
             [to = to](int query, int key, double) { to->showHover(query, key); });
+    // The sink column follows the maps' rows.
+    connect(from, &HeatmapView::viewChanged, sink_,
+            [this](double, double, double y0, double y1) { sink_->setViewRange(-0.5, 0.5, y0, y1); });
+    connect(from, &HeatmapView::hovered, sink_,
+            [this](int query, int key, double) {
+              if (query < 0 || key < 0) sink_->showHover(-1, -1);
+              else sink_->showHover(query, 0);
+            });
   }
   connect(compute_, &QPushButton::clicked, this, &PositionMapPanel::compute);
   connect(export_, &QPushButton::clicked, this, &PositionMapPanel::exportDialog);
@@ -90,6 +106,8 @@ PositionMapPanel::PositionMapPanel(Session& session) : Panel(session) {
     following_ = false;
     pattern_->clear();
     position_->clear();
+    sink_->clear();
+    sink_->setVisible(false);
     counted_->clear();
     counted_->setVisible(false);
     emit figureChanged();
@@ -108,6 +126,9 @@ void PositionMapPanel::show(const PositionView& view) {
   following_ = true;
   shown_ = view;
   pattern_->setHeatmap(view.pattern);
+  if (view.sink.rows > 0) sink_->setHeatmap(view.sink);
+  else sink_->clear();
+  sink_->setVisible(view.sink.rows > 0);
   right_->setVisible(!view.absolute_terms.empty());
   showRight(view.absolute_terms.empty() ? 0 : right_->currentIndex());
   info_->setText(tr("Layer %1, head %2 · method: %3 · %4")
@@ -149,11 +170,13 @@ bool PositionMapPanel::exportFigure(const QString& path, FigureFormat format, QS
     return false;
   }
   const bool png = format == FigureFormat::Png;
-  return exportPlotsSideBySide({pattern_->plot(), position_->plot()}, path, format,
-                               png ? 1200 : 0, png ? 1100 : 0,
+  const bool sink = sink_->hasHeatmap();
+  std::vector<QCustomPlot*> plots{pattern_->plot(), position_->plot()};
+  if (sink) plots.insert(plots.begin() + 1, sink_->plot());
+  return exportPlotsSideBySide(plots, path, format, png ? 1200 : 0, png ? 1100 : 0,
                                tr("L%1 H%2 pattern | %3").arg(shown_.layer).arg(shown_.head)
                                    .arg(right_->currentText()),
-                               error);
+                               error, sink ? std::vector<double>{1.0, 0.3, 1.0} : std::vector<double>{});
 }
 
 namespace {
@@ -195,13 +218,26 @@ bool PositionMapPanel::exportData(const QString& path, QStringList* written, QSt
   }
   if (!writeTextAtomically(path, QStringLiteral("CSV"), text, error)) return false;
   if (written) *written = QStringList{path};
+  const QFileInfo info(path);
+  if (sink_->hasHeatmap()) {
+    const HeatmapData& sink = sink_->heatmap();
+    QString shares = QStringLiteral("layer,head,q_pos,query_token,sink_share\n");
+    for (int64_t r = 0; r < sink.rows; ++r) {
+      const int64_t q = sourceBlock(r, sink.rows, sink.source_rows).first;
+      shares += QStringLiteral("%1,%2,%3,%4,%5\n")
+                    .arg(shown_.layer).arg(shown_.head).arg(q)
+                    .arg(label(sink.row_labels, q), QString::number(sink.at(r, 0), 'g', 7));
+    }
+    const QString sink_path = info.dir().filePath(info.completeBaseName() + "-sink.csv");
+    if (!writeTextAtomically(sink_path, QStringLiteral("CSV"), shares, error)) return false;
+    if (written) written->append(sink_path);
+  }
   if (shown_.counted_tokens.empty()) return true;
   QString counted = QStringLiteral("rank,token,id,mean_gate,count\n");
   int rank = 1;
   for (const auto& t : shown_.counted_tokens)
     counted += QStringLiteral("%1,%2,%3,%4,%5\n")
                    .arg(rank++).arg(csvField(t.token)).arg(t.id).arg(t.mean_gate, 0, 'g', 7).arg(t.count);
-  const QFileInfo info(path);
   const QString counted_path = info.dir().filePath(info.completeBaseName() + "-counted.csv");
   if (!writeTextAtomically(counted_path, QStringLiteral("CSV"), counted, error)) return false;
   if (written) written->append(counted_path);

@@ -3,7 +3,8 @@
 // and its position-only map side by side on the same input (Golovneva et al. 2024 Fig. 4; docs/formulas.md §3), zoom,
 // pan and hover linked between the two, a line saying how the map was made for this model, and
 // for CoPE heads the tokens the head counts, ranked by mean gate; for absolute models' layer 0
-// the right view can show each term of the logit decomposition instead (Kernes 2021). Computed on the worker
+// the right view can show each term of the logit decomposition instead (Kernes 2021); for models with
+// learned sinks (gpt-oss) a narrow column between the two shows the sink's share of each row. Computed on the worker
 // (docs/position-maps.md); once computed it follows the head selected in the Heads panel.
 #include "app/gui/panels/panel.h"
 #include "app/gui/position_types.h"
@@ -30,11 +31,13 @@ class PositionMapPanel : public Panel {
   QWidget* widget() override { return widget_; }
 
   bool hasFigure() const override;
-  /// Writes both views side by side (pattern | the right view) in `format`.
+  /// Writes both views side by side (pattern | the right view, the sink column between them
+  /// when shown) in `format`.
   bool exportFigure(const QString& path, FigureFormat format, QString* error) override;
   /// Writes the shown maps as CSV to `path`, one row per visible (query, key) cell: layer, head,
   /// q_pos, k_pos, tokens, pattern and the right view's value (pooled maps: a block's first
-  /// positions). CoPE heads also get `<name>-counted.csv` (every token type, mean gate, count).
+  /// positions). CoPE heads also get `<name>-counted.csv` (every token type, mean gate, count),
+  /// models with learned sinks `<name>-sink.csv` (q_pos, query token, sink_share per shown row).
   /// `*written` gets the files written.
   bool exportData(const QString& path, QStringList* written, QString* error);
   /// The Export… button: PNG/PDF/SVG figure or CSV data, chosen in a file dialog.
@@ -42,6 +45,8 @@ class PositionMapPanel : public Panel {
 
   HeatmapView* patternView() const { return pattern_; }
   HeatmapView* positionView() const { return position_; }
+  /// The learned sink's column (hidden unless the model has learned sinks).
+  HeatmapView* sinkView() const { return sink_; }
   /// Absolute models, layer 0: shows in the right view the position-only map (0) or logit term
   /// `index` - 1 of the decomposition (token–token, token–position, position–token,
   /// position–position, bias).
@@ -68,6 +73,7 @@ class PositionMapPanel : public Panel {
   PositionView shown_;
   HeatmapView* pattern_ = nullptr;
   HeatmapView* position_ = nullptr;
+  HeatmapView* sink_ = nullptr;  ///< PositionView::sink, between the two maps
   QListWidget* counted_ = nullptr;
   bool following_ = false;  ///< a result is shown: new head selections fetch their maps
 };

@@ -292,6 +292,8 @@ TEST(ArchReference, Llama4ConditionalGenerationRunsItsTextStack) {
   const auto text_only = load_checkpoint(case_dir("llama4").string(), {"cpu", "float32", ""});
   EXPECT_EQ(loaded.model->config().architecture, "Llama4ForConditionalGeneration");
   EXPECT_EQ(layer_types_summary(loaded.model->config()), "chunked 5: 0-2; NoPE: 3");
+  EXPECT_THAT(describe(loaded), HasSubstr("\n  layers 0, 1, 2: RoPE (interleaved pairs"));
+  EXPECT_THAT(describe(loaded), HasSubstr("\n  layer 3: NoPE"));
   // Only the text stack is loaded: the vision tower's 36 tensors are known and left in the file.
   EXPECT_EQ(parameter_count(loaded.model->weights()), parameter_count(text_only.model->weights()));
   expect_routed_as_hf(Reference("llama4_multimodal"), *loaded.model);
