@@ -114,8 +114,8 @@ class PooledPositionMaps {
   /// Pools `block` in. True when it held its map's last row (that map is complete).
   bool add(const PositionMapBlock& block);
   /// The map of (kind, layer, head): float32 CPU [side, side] ([side, 1] for SinkShare), NaN
-  /// where every entry was hidden;
-  /// undefined when no block of it came. take() also forgets it.
+  /// where every entry was hidden; undefined when no block of it came. take() also forgets it,
+  /// so a long run keeps only the maps still being made.
   at::Tensor find(PositionMapKind kind, int layer, int head) const;
   at::Tensor take(PositionMapKind kind, int layer, int head);
 
