@@ -20,7 +20,7 @@ from collections import OrderedDict
 
 import torch
 import transformers
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 torch.set_num_threads(1)
@@ -290,7 +290,6 @@ def case_llama4_multimodal(out: str) -> None:
     randomize_(model, seed=143)
     text_model = transformers.Llama4ForCausalLM.from_pretrained(os.path.join(out, "llama4")).eval()
     model.language_model.load_state_dict(text_model.state_dict())
-    from safetensors.torch import load_file
     ref = load_file(os.path.join(out, "llama4", "reference.safetensors"))
     with torch.no_grad():
         logits = model(input_ids=ref["input_ids"]).logits
