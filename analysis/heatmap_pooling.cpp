@@ -93,4 +93,16 @@ HeatmapData heatmap_from_pooled(const at::Tensor& pooled, int64_t source_rows, i
   return result;
 }
 
+HeatmapData sink_share_heatmap(const at::Tensor& pooled, int64_t source_rows) {
+  if (!pooled.defined() || pooled.dim() < 1 || pooled.dim() > 2)
+    throw Error("sink_share_heatmap: expected a pooled sink share [rows] or [rows, 1]");
+  auto column = heatmap_from_pooled(pooled.dim() == 1 ? pooled.unsqueeze(1) : pooled, source_rows, 1);
+  column.title = "sink share";  // the pattern beside it names the head; the column is narrow
+  column.col_labels = {"sink"};
+  column.col_axis = "1 − Σ_j p_ij";
+  column.value_name = "share of the row";
+  column.kind = HeatmapKind::Probability;
+  return column;
+}
+
 }  // namespace poslens

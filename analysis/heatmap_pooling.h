@@ -23,4 +23,11 @@ HeatmapData pool_heatmap(const at::Tensor& map, int64_t max_rows, int64_t max_co
 /// Throws poslens::Error if `pooled` is not 2-D.
 HeatmapData heatmap_from_pooled(const at::Tensor& pooled, int64_t source_rows, int64_t source_cols);
 
+/// A learned sink's share of each query row (PositionMapKind::SinkShare, 1 − Σ_j p_ij; gpt-oss,
+/// arXiv 2508.10925 §2.1), pooled to float [rows, 1] or [rows] from a `source_rows`-row map, as
+/// the narrow column drawn beside a head's pattern: one column "sink", title "sink share",
+/// axis "1 − Σ_j p_ij", values "share of the row" (HeatmapKind::Probability). Row labels, layer
+/// and head are the caller's. Throws poslens::Error if `pooled` is not 1- or 2-D.
+HeatmapData sink_share_heatmap(const at::Tensor& pooled, int64_t source_rows);
+
 }  // namespace poslens

@@ -144,24 +144,25 @@ void write_position_figure(const std::string& path, const at::Tensor& pattern,
                            int layer, int head, const std::string& method,
                            const std::string& checkpoint, const at::Tensor& sink_share) {
   const int64_t T = static_cast<int64_t>(labels.size());
-  auto map = [&](const at::Tensor& pooled, const std::string& what, bool column = false) {
-    auto d = heatmap_from_pooled(pooled, T, column ? 1 : T);
+  const auto labelled = [&](HeatmapData d) {
     for (const auto& label : labels) d.row_labels.push_back(display_label(label));
-    d.col_labels = column ? std::vector<std::string>{"sink"} : d.row_labels;
+    d.layer = layer;
+    d.head = head;
+    return d;
+  };
+  auto map = [&](const at::Tensor& pooled, const std::string& what) {
+    auto d = labelled(heatmap_from_pooled(pooled, T, T));
+    d.col_labels = d.row_labels;
     d.title = name_of(checkpoint) + "  L" + std::to_string(layer) + " H" + std::to_string(head) + " " + what;
     d.value_name = "weight / row max";
     d.kind = HeatmapKind::Probability;
-    d.layer = layer;
-    d.head = head;
     return d;
   };
   if (!sink_share.defined()) {
     write_side_by_side(path, {map(pattern, "pattern"), map(position, "position only (" + method + ")")});
     return;
   }
-  auto sink = map(sink_share, "learned sink", true);
-  sink.value_name = "share of the row";
-  sink.col_axis = "1 − Σ_j p_ij";
+  const auto sink = labelled(sink_share_heatmap(sink_share, T));
   write_side_by_side(path, {map(pattern, "pattern"), sink, map(position, "position only (" + method + ")")},
                      {1.0, 0.3, 1.0});
 }

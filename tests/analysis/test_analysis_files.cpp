@@ -24,6 +24,7 @@
 #include "core/runtime/checkpoint.h"
 #include "fixtures.h"
 #include "random_model.h"
+#include "reference_ids.h"
 
 namespace poslens {
 namespace {
@@ -432,8 +433,7 @@ TEST(AnalysisFiles, PositionMapOfLearnedSinksWritesEachRowsSinkShare) {
   const std::string dir = std::string(POSLENS_SOURCE_DIR) + "/tests/data/models/gpt_oss";
   const auto model = load_checkpoint(dir, {"cpu", "float32", ""});
   const SafetensorsFile ref(dir + "/reference.safetensors");
-  const auto ids_tensor = ref.load("input_ids").to(torch::kLong).flatten().contiguous();
-  const std::vector<int64_t> ids(ids_tensor.data_ptr<int64_t>(), ids_tensor.data_ptr<int64_t>() + ids_tensor.numel());
+  const auto ids = test::reference_ids(dir);
   const auto T = static_cast<int64_t>(ids.size());
   PositionMapOptions options;
   options.probe_samples = 6;

@@ -17,6 +17,7 @@
 #include "core/formats/safetensors.h"
 #include "core/runtime/checkpoint.h"
 #include "random_model.h"
+#include "reference_ids.h"
 
 namespace poslens {
 namespace {
@@ -98,8 +99,7 @@ TEST(HeadMetrics, LearnedSinkShareIsWhatTheKeysDoNotTake) {
   const std::string dir = std::string(POSLENS_SOURCE_DIR) + "/tests/data/models/gpt_oss";
   const auto loaded = load_checkpoint(dir, {"cpu", "float32", ""});
   const SafetensorsFile ref(dir + "/reference.safetensors");
-  const auto ids_tensor = ref.load("input_ids").to(torch::kLong).flatten().contiguous();
-  const std::vector<int64_t> ids(ids_tensor.data_ptr<int64_t>(), ids_tensor.data_ptr<int64_t>() + ids_tensor.numel());
+  const auto ids = test::reference_ids(dir);
   HeadMetricsOptions no_induction;
   no_induction.induction_length = 0;
   const auto m = compute_head_metrics(loaded, ids, {}, no_induction);

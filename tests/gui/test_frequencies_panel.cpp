@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include "core/formats/safetensors.h"
+#include "reference_ids.h"
 
 #include <QCheckBox>
 #include <QImage>
@@ -254,9 +255,8 @@ TEST_F(FrequenciesWindow, PositionMapPanelShowsTheLearnedSinkColumn) {
   const auto dir = std::filesystem::path(POSLENS_SOURCE_DIR) / "tests/data/models/gpt_oss";
   open(QString::fromStdString(dir.string()));
   const SafetensorsFile ref((dir / "reference.safetensors").string());
-  const auto ids = ref.load("input_ids").to(at::kLong).flatten();
   QString text;
-  for (int64_t i = 0; i < ids.numel(); ++i) text += (i ? "," : "") + QString::number(ids[i].item<int64_t>());
+  for (const int64_t id : poslens::test::reference_ids(dir.string())) text += (text.isEmpty() ? "" : ",") + QString::number(id);
   window.session()->setInput({text, true, QString()});
   PositionMapPanel* positions = window.panel<PositionMapPanel>();
   ASSERT_NE(positions, nullptr);

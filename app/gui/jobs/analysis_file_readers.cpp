@@ -113,16 +113,19 @@ FrequencySummary decomposition_file(const Hdf5Reader& file, const QString& path)
 PositionView position_file(const Hdf5Reader& file) {
   const auto h = read_position_map_hdf5(file);
   const auto labels = read_token_labels(file);
-  const auto view_of = [&](const at::Tensor& map, const std::string& what, bool column = false) {
-    auto d = heatmap_from_pooled(map, h.source_length, column ? 1 : h.source_length);
+  const auto labelled = [&](HeatmapData d) {
     if (static_cast<int64_t>(labels.size()) == h.source_length)
       for (const auto& l : labels) d.row_labels.push_back(display_label(l));
-    d.col_labels = column ? std::vector<std::string>{"sink"} : d.row_labels;
+    d.layer = h.layer;
+    d.head = h.head;
+    return d;
+  };
+  const auto view_of = [&](const at::Tensor& map, const std::string& what) {
+    auto d = labelled(heatmap_from_pooled(map, h.source_length, h.source_length));
+    d.col_labels = d.row_labels;
     d.title = "layer " + std::to_string(h.layer) + ", head " + std::to_string(h.head) + " — " + what;
     d.value_name = "weight / row max";
     d.kind = HeatmapKind::Probability;
-    d.layer = h.layer;
-    d.head = h.head;
     return d;
   };
   PositionView view;
@@ -130,12 +133,8 @@ PositionView position_file(const Hdf5Reader& file) {
   view.head = h.head;
   view.pattern = view_of(h.pattern, "pattern");
   view.position = view_of(h.position, "position only");
-  if (h.sink_share.defined()) {  // a learned sink's share of each row: the column beside the pattern
-    view.sink = view_of(h.sink_share.unsqueeze(1), "learned sink", true);
-    view.sink.title = "sink share";
-    view.sink.value_name = "share of the row";
-    view.sink.col_axis = "1 − Σ_j p_ij";
-  }
+  if (h.sink_share.defined())  // a learned sink's share of each row: the column beside the pattern
+    view.sink = labelled(sink_share_heatmap(h.sink_share, h.source_length));
   view.method = q(h.method);
   view.explanation = q(h.explanation) +
                      QObject::tr(" (opened from %1; %2 heads written)").arg(q(file.path())).arg(h.heads.size());

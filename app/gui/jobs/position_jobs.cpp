@@ -30,18 +30,13 @@ HeatmapData view_map(const at::Tensor& pooled, const AttentionState& s, int laye
 }
 
 /// A learned sink's share of each row (PositionMapKind::SinkShare, pooled [side, 1]) as the
-/// column beside the pattern: the query tokens on its rows, one column "sink".
+/// column beside the pattern, the query tokens on its rows. No key ids: the read-out names the
+/// query alone.
 HeatmapData sink_column(const at::Tensor& pooled, const AttentionState& s, int layer, int head) {
-  const int64_t T = static_cast<int64_t>(s.ids.size());
-  auto column = heatmap_from_pooled(pooled, T, 1);
-  label_head_map(column, s, layer, head, 0, T, 0, T, "learned sink");
-  column.title = "sink share";  // the pattern's title names the head; the column is narrow
-  column.col_labels = {"sink"};
-  column.token_ids.clear();  // the column is no key token: the read-out names the query alone
-  column.token_pieces.clear();
-  column.col_axis = "1 − Σ_j p_ij";
-  column.value_name = "share of the row";
-  column.kind = HeatmapKind::Probability;
+  auto column = sink_share_heatmap(pooled, static_cast<int64_t>(s.ids.size()));
+  for (const auto& label : s.labels) column.row_labels.push_back(display_label(label));
+  column.layer = layer;
+  column.head = head;
   return column;
 }
 
