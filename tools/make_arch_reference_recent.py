@@ -14,6 +14,7 @@ reference.safetensors: input_ids int64 [1, T], logits float32 [1, T, vocab], att
 [1, heads, T, T] (softmax probabilities); metadata format=poslens-arch-reference, case, source.
 """
 import argparse
+import json
 import os
 import shutil
 from collections import OrderedDict
@@ -173,6 +174,63 @@ def case_gpt_oss(out: str) -> None:
     save(out, "gpt_oss", model, ids)
 
 
+def case_gpt_oss_mxfp4(out: str) -> None:
+    """GptOssForCausalLM as OpenAI ships it: the experts MXFP4-quantised (OCP Microscaling Formats v1.0:
+    FP4 E2M1 elements, blocks of 32 sharing an E8M0 scale 2^(s - 127); config.json's quantization_config
+    {"quant_method": "mxfp4"}), stored as mlp.experts.{gate_up,down}_proj_{blocks,scales} uint8 like
+    gpt-oss-20b's files; every other tensor float32. 2 layers (local window 4 / full), hidden 64 and
+    intermediate 32 (blocks of 32 along the input), 4 experts top 2, sinks. Blocks are random bytes (every
+    FP4 code), scales s in [123, 125]. The reference is HF's own dequantisation
+    (integrations.mxfp4.convert_moe_packed_tensors, float32) loaded into a float32 GptOssForCausalLM;
+    what from_pretrained itself makes of the folder on a CPU (dequantised to bf16) is checked to be the
+    same weights (exact: each value is an FP4 code times a power of two)."""
+    from transformers.integrations.mxfp4 import convert_moe_packed_tensors
+    config = transformers.GptOssConfig(
+        vocab_size=96, hidden_size=64, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, max_position_embeddings=64, sliding_window=4,
+        num_local_experts=4, num_experts_per_tok=2, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        bos_token_id=1, pad_token_id=0, eos_token_id=2,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0, "factor": 4.0, "beta_fast": 32.0,
+                         "beta_slow": 1.0, "truncate": False, "original_max_position_embeddings": 16})
+    config._attn_implementation = "eager"
+    model = transformers.GptOssForCausalLM(config).eval()
+    randomize_(model, seed=95)
+    gen = torch.Generator().manual_seed(96)
+    E, d, m = 4, 64, 32
+    packed = {}
+    with torch.no_grad():
+        for l, layer in enumerate(model.model.layers):
+            layer.self_attn.sinks.copy_(1.5 * torch.randn(layer.self_attn.sinks.shape, generator=gen))
+            for proj, rows, cols in (("gate_up_proj", 2 * m, d), ("down_proj", d, m)):
+                blocks = torch.randint(0, 256, (E, rows, cols // 32, 16), generator=gen, dtype=torch.int32).to(torch.uint8)
+                scales = torch.randint(123, 126, (E, rows, cols // 32), generator=gen, dtype=torch.int32).to(torch.uint8)
+                getattr(layer.mlp.experts, proj).copy_(convert_moe_packed_tensors(blocks, scales, dtype=torch.float32))
+                name = f"model.layers.{l}.mlp.experts.{proj}"
+                packed[name + "_blocks"], packed[name + "_scales"] = blocks, scales
+    ids = torch.randint(3, 96, (1, 13), generator=torch.Generator().manual_seed(97))
+    save(out, "gpt_oss_mxfp4", model, ids)
+    d_out = os.path.join(out, "gpt_oss_mxfp4")
+    weights = load_file(os.path.join(d_out, "model.safetensors"))
+    for name in list(weights):
+        if name.endswith(("experts.gate_up_proj", "experts.down_proj")):
+            del weights[name]
+    weights.update(packed)
+    save_file(weights, os.path.join(d_out, "model.safetensors"), metadata={"format": "pt"})
+    with open(os.path.join(d_out, "config.json")) as f:
+        cfg = json.load(f)
+    cfg["quantization_config"] = {"quant_method": "mxfp4", "modules_to_not_convert": [
+        "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}
+    with open(os.path.join(d_out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    hf = transformers.GptOssForCausalLM.from_pretrained(d_out).eval()
+    for l, layer in enumerate(hf.model.layers):
+        for proj in ("gate_up_proj", "down_proj"):
+            mine = getattr(model.model.layers[l].mlp.experts, proj)
+            theirs = getattr(layer.mlp.experts, proj)
+            assert torch.equal(theirs.float(), mine), f"from_pretrained dequantised layer {l} {proj} otherwise"
+    print(f"gpt_oss_mxfp4: from_pretrained's dequantised experts ({hf.model.layers[0].mlp.experts.gate_up_proj.dtype}) equal ours")
+
+
 def case_modernbert(out: str) -> None:
     """ModernBertForMaskedLM: 4 layers (layer 0 and 3 global, 1 and 2 local: global_attn_every_n_layers 3),
     bidirectional, local layers see |i - j| <= 2 (local_attention 4), RoPE base 5000 on global layers and 100
@@ -271,6 +329,37 @@ def case_llama4(out: str) -> None:
     save(out, "llama4", model, ids, tops)
 
 
+def case_llama4_maverick(out: str) -> None:
+    """Llama 4 Maverick's interleaving on the llama4 case's shapes: interleave_moe_layer_step 2, so only
+    layers 1 and 3 are mixtures of experts (HF moe_layers [1, 3]: 4 experts, top 2, sigmoid on the inputs,
+    a shared expert 24 wide) and layers 0 and 2 dense gated SiLU MLPs intermediate_size_mlp = 40 wide
+    (Llama4TextMLP); iRoPE as in llama4 (layers 0-2 chunked RoPE, layer 3 NoPE with temperature).
+    reference.safetensors holds router_top.{l} for the MoE layers only."""
+    config = transformers.Llama4TextConfig(
+        vocab_size=96, hidden_size=32, intermediate_size=24, intermediate_size_mlp=40, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+        num_local_experts=4, num_experts_per_tok=2, interleave_moe_layer_step=2, use_qk_norm=True,
+        no_rope_layer_interval=4, attention_chunk_size=5, attn_temperature_tuning=True, floor_scale=4,
+        attn_scale=0.1, rms_norm_eps=1e-5, tie_word_embeddings=False, bos_token_id=1, pad_token_id=0,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 16})
+    config._attn_implementation = "eager"
+    assert list(config.moe_layers) == [1, 3], config.moe_layers
+    model = transformers.Llama4ForCausalLM(config).eval()
+    randomize_(model, seed=144)
+    ids = torch.randint(2, 96, (1, 13), generator=torch.Generator().manual_seed(145))
+    routers = {}  # each MoE layer's Llama4Router (scores, logits)
+    hooks = [layer.feed_forward.router.register_forward_hook(lambda m, i, o, l=l: routers.__setitem__(l, o[1]))
+             for l, layer in enumerate(model.model.layers) if hasattr(layer.feed_forward, "router")]
+    with torch.no_grad():
+        model(input_ids=ids)
+    for h in hooks:
+        h.remove()
+    assert sorted(routers) == [1, 3], sorted(routers)
+    tops = {f"router_top.{l}": r.topk(2, -1).indices.sort(-1).values.contiguous() for l, r in routers.items()}
+    save(out, "llama4_maverick", model, ids, tops)
+
+
 def case_llama4_multimodal(out: str) -> None:
     """Llama4ForConditionalGeneration, as Llama 4 Scout ships: the text stack of the llama4 case (its
     weights, loaded from tests/data/models/llama4, so run llama4 first) under `language_model.`, its config
@@ -316,8 +405,9 @@ def save(out: str, case: str, model, ids: torch.Tensor, extra=None) -> None:
 
 CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
          "smollm3": case_smollm3, "cohere2": case_cohere2, "gpt_oss": case_gpt_oss,
+         "gpt_oss_mxfp4": case_gpt_oss_mxfp4,
          "modernbert": case_modernbert, "phi3": case_phi3, "phi3_long": case_phi3_long,
-         "mixtral": case_mixtral, "llama4": case_llama4,
+         "mixtral": case_mixtral, "llama4": case_llama4, "llama4_maverick": case_llama4_maverick,
          "llama4_multimodal": case_llama4_multimodal}
 
 

@@ -12,9 +12,9 @@
 //    num_experts_per_tok experts weighted by the softmax of their logits, each expert
 //    down((clamp(up, ±7) + 1) · g·σ(1.702·g)), g = min(gate, 7), gate and up interleaved in one
 //    [d_model, 2·d_mlp] matrix stored as x @ W.
-// The Hub's original checkpoints hold the experts MXFP4-quantised (`*_blocks`, `*_scales`);
-// PosLens reads the bf16/float32 layout HF writes (save_pretrained of a dequantised model)
-// and names the quantised one as not read.
+// The Hub's original checkpoints hold the experts MXFP4-quantised (`*_blocks`, `*_scales`):
+// loading presents them dequantised (core/formats/mxfp4.h), so this table reads both those and
+// the bf16/float32 layout HF writes (save_pretrained of a dequantised model).
 #include "core/models/hf_config.h"
 #include "core/formats/tensor_source.h"
 #include "core/base/error.h"
@@ -49,12 +49,10 @@ ModelConfig gpt_oss_config_from_hf(const nlohmann::json& j, const std::string& w
   return c;
 }
 
-WeightTable gpt_oss_hf_table(const ModelConfig& c, const TensorSource& source) {
-  for (const auto& info : source.tensors())
-    if (info.name.size() > 7 && info.name.compare(info.name.size() - 7, 7, "_blocks") == 0)
-      throw Error(source.describe() + ": " + info.name + ": gpt-oss's MXFP4-quantised experts are not read yet; open a bf16 copy "
-                  "(transformers: GptOssForCausalLM.from_pretrained(..., quantization_config="
-                  "Mxfp4Config(dequantize=True)).save_pretrained(DIR))");
+/// The experts' gate_up_proj / down_proj as bf16 files store them, or as OpenAI's MXFP4 files do
+/// (`_blocks` + `_scales`), which the source passed here already presents dequantised
+/// (core/formats/mxfp4.h, checkpoint loading).
+WeightTable gpt_oss_hf_table(const ModelConfig& c, const TensorSource&) {
   const int64_t q = c.n_heads * c.d_head, kv = c.n_kv_heads * c.d_head, E = c.n_experts;
   const std::string p = "model.layers.{L}.";
   WeightTable t;

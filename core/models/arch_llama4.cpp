@@ -18,10 +18,13 @@
 // config under `text_config` and its tensors under `language_model.`; the vision tower and the
 // projector beside it (`vision_model.`, `multi_modal_projector.`) are known and not loaded: PosLens
 // runs the text-only forward (token ids in, no image tokens).
-// Not read: Maverick's dense layers between MoE layers (interleave_moe_layer_step > 1, a per-layer
-// MLP type with `intermediate_size_mlp`).
+// Llama 4 Maverick interleaves: only the `moe_layers` (default every `interleave_moe_layer_step`-th)
+// are mixtures of experts; the others are dense gated SiLU MLPs `intermediate_size_mlp` wide
+// (HF Llama4TextMLP; LayerScheme::dense_mlp_width).
 #include "core/models/hf_config.h"
 #include "core/base/error.h"
+
+#include <algorithm>
 
 namespace poslens::arch {
 
@@ -46,6 +49,28 @@ std::vector<bool> chunked_layers(const nlohmann::json& j, const std::vector<bool
   return chunked;
 }
 
+/// Which layers are mixtures of experts: HF `moe_layers` (layer indices) or, without it,
+/// Llama4TextConfig's default every `interleave_moe_layer_step`-th layer from step − 1 (Scout:
+/// step 1, every layer; Maverick: step 2, the odd layers). Throws poslens::Error naming `where`
+/// for a step < 1 or an index outside the layers.
+std::vector<bool> moe_layers(const nlohmann::json& j, int64_t n_layers, const std::string& where) {
+  std::vector<bool> moe(static_cast<size_t>(n_layers), false);
+  const auto m = j.find("moe_layers");
+  if (m != j.end() && m->is_array()) {
+    for (const auto& v : *m) {
+      const int64_t l = v.is_number_integer() ? v.get<int64_t>() : -1;
+      if (l < 0 || l >= n_layers)
+        throw Error(where + ": moe_layers entry " + v.dump() + " is not a layer index below " + std::to_string(n_layers));
+      moe[static_cast<size_t>(l)] = true;
+    }
+    return moe;
+  }
+  const int64_t step = int_or(j, "interleave_moe_layer_step", 1, where);
+  if (step < 1) throw Error(where + ": interleave_moe_layer_step must be at least 1 (got " + std::to_string(step) + ")");
+  for (int64_t l = step - 1; l < n_layers; l += step) moe[static_cast<size_t>(l)] = true;
+  return moe;
+}
+
 ModelConfig llama4_config_from_hf(const nlohmann::json& j, const std::string& arch, const std::string& where) {
   ModelConfig c = hf_decoder_sizes(j, arch, 131072, where);
   c.norm = NormType::RMSNorm;
@@ -63,13 +88,10 @@ ModelConfig llama4_config_from_hf(const nlohmann::json& j, const std::string& ar
   c.shared_expert = true;
   c.n_experts = int_or(j, "num_local_experts", 16, where);
   c.n_experts_per_token = int_or(j, "num_experts_per_tok", 1, where);
-  const int64_t step = int_or(j, "interleave_moe_layer_step", 1, where);
-  bool every_layer_moe = step == 1;
-  if (const auto m = j.find("moe_layers"); m != j.end() && m->is_array())
-    every_layer_moe = static_cast<int64_t>(m->size()) == c.n_layers;
-  if (!every_layer_moe)
-    throw Error(where + ": dense MLP layers between the mixture-of-experts layers (interleave_moe_layer_step " +
-                std::to_string(step) + ", Llama 4 Maverick) are not supported yet; every layer must be MoE");
+  const auto moe = moe_layers(j, c.n_layers, where);
+  const int64_t dense_width = int_or(j, "intermediate_size_mlp", 16384, where);
+  if (dense_width < 1 && std::find(moe.begin(), moe.end(), false) != moe.end())
+    throw Error(where + ": intermediate_size_mlp must be positive (the dense layers' MLP width)");
 
   const auto rope = rope_component(j, hf_rope_theta(j, 500000.0, where), RopePairing::Interleaved, c.d_head);
   c.pe_components = {rope};
@@ -92,6 +114,7 @@ ModelConfig llama4_config_from_hf(const nlohmann::json& j, const std::string& ar
     s.attention_chunk_size = chunked[static_cast<size_t>(l)] ? chunk : 0;
     s.qk_norm = r;             // HF: qk_norm only where use_rope
     s.attn_temperature = !r;   // HF: temperature tuning only where not use_rope
+    s.dense_mlp_width = moe[static_cast<size_t>(l)] ? 0 : dense_width;
     c.layer_schemes.push_back(s);
   }
   return c;
@@ -104,19 +127,37 @@ at::Tensor experts_gate_up_runtime(const at::Tensor& stored) {
   return stored.view({E, d_model, 2, d_mlp}).transpose(2, 3).reshape({E, d_model, 2 * d_mlp});
 }
 
+/// The decoder's rules, then each layer's MLP: on the MoE layers the router, the experts and the
+/// shared expert (`feed_forward.router`, `.experts.*`, `.shared_expert.*`); on Maverick's dense
+/// layers a gated MLP `feed_forward.{gate,up,down}_proj` of LayerScheme::dense_mlp_width.
 WeightTable llama4_hf_table(const ModelConfig& c) {
   const int64_t E = c.n_experts;
   const std::string p = "model.layers.{L}.feed_forward.";
+  std::vector<int64_t> moe, dense;
+  int64_t dense_width = 0;
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const int64_t width = c.layer_schemes.empty() ? 0 : c.layer_schemes[static_cast<size_t>(l)].dense_mlp_width;
+    (width > 0 ? dense : moe).push_back(l);
+    if (width > 0) dense_width = width;
+  }
   WeightTable t;
   t.rules = llama_decoder_rules(c);
+  const auto on = [&t](WeightRule rule, const std::vector<int64_t>& layers, int64_t n_layers) {
+    if (layers.empty()) return;  // an empty only_layers would mean every layer
+    if (static_cast<int64_t>(layers.size()) < n_layers) rule.only_layers = layers;
+    t.rules.push_back(std::move(rule));
+  };
   WeightRule gate_up{p + "experts.gate_up_proj", {E, c.d_model, 2 * c.d_mlp}, {&LayerWeights::experts_gate_up}};
   gate_up.to_runtime = experts_gate_up_runtime;
-  t.rules.push_back({p + "router.weight", {E, c.d_model}, {&LayerWeights::router}});
-  t.rules.push_back(gate_up);
-  t.rules.push_back({p + "experts.down_proj", {E, c.d_mlp, c.d_model}, {&LayerWeights::experts_down}});
-  t.rules.push_back({p + "shared_expert.gate_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}});
-  t.rules.push_back({p + "shared_expert.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}});
-  t.rules.push_back({p + "shared_expert.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}});
+  on({p + "router.weight", {E, c.d_model}, {&LayerWeights::router}}, moe, c.n_layers);
+  on(gate_up, moe, c.n_layers);
+  on({p + "experts.down_proj", {E, c.d_mlp, c.d_model}, {&LayerWeights::experts_down}}, moe, c.n_layers);
+  on({p + "shared_expert.gate_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}}, moe, c.n_layers);
+  on({p + "shared_expert.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}}, moe, c.n_layers);
+  on({p + "shared_expert.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}}, moe, c.n_layers);
+  on({p + "gate_proj.weight", {dense_width, c.d_model}, {&LayerWeights::w_gate}}, dense, c.n_layers);
+  on({p + "up_proj.weight", {dense_width, c.d_model}, {&LayerWeights::w_up}}, dense, c.n_layers);
+  on({p + "down_proj.weight", {c.d_model, dense_width}, {&LayerWeights::w_down}}, dense, c.n_layers);
   return t;
 }
 

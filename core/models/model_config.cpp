@@ -88,6 +88,7 @@ void ModelConfig::validate() const {
         throw Error(architecture + " config: a layer's attention_chunk_size must not be negative");
       if (s.sliding_window > 0 && s.attention_chunk_size > 0)
         throw Error(architecture + " config: a layer cannot have both a sliding window and attention chunks");
+      if (s.dense_mlp_width < 0) throw Error(architecture + " config: a layer's dense_mlp_width must not be negative");
     }
   }
   if (attention_chunk_size < 0) throw Error(architecture + " config: attention_chunk_size must not be negative");
@@ -108,6 +109,11 @@ ModelConfig ModelConfig::layer_config(int64_t l) const {
   c.pe_components = s.pe_components;
   if (!s.qk_norm) c.qk_norm = QkNorm::None;
   if (!s.attn_temperature) c.attn_temperature_scale = 0.0;
+  if (s.dense_mlp_width > 0) {  // Llama 4 Maverick's dense layers between its MoE layers
+    c.mlp = MlpType::Gated;
+    c.d_mlp = s.dense_mlp_width;
+    c.shared_expert = false;
+  }
   return c;
 }
 
@@ -243,6 +249,7 @@ std::string ModelConfig::to_json() const {
       if (s.attention_chunk_size) layer["attention_chunk_size"] = s.attention_chunk_size;
       if (!s.qk_norm && qk_norm != QkNorm::None) layer["qk_norm"] = false;
       if (!s.attn_temperature && attn_temperature_scale != 0.0) layer["attn_temperature"] = false;
+      if (s.dense_mlp_width > 0) layer["dense_mlp_width"] = s.dense_mlp_width;
       layers.push_back(layer);
     }
   }

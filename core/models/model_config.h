@@ -51,6 +51,10 @@ struct LayerScheme {
   int64_t attention_chunk_size = 0;
   bool qk_norm = true;          ///< false: the layer leaves ModelConfig::qk_norm out (Llama 4 NoPE)
   bool attn_temperature = true; ///< false: the layer leaves ModelConfig::attn_temperature_scale out
+  /// > 0: the layer's MLP is a dense gated MLP this wide (LayerWeights::w_gate, w_up, w_down)
+  /// instead of the model's mixture of experts: Llama 4 Maverick's layers between its MoE layers
+  /// (HF Llama4TextMLP with `intermediate_size_mlp`). 0: the model's MLP.
+  int64_t dense_mlp_width = 0;
 };
 
 struct ModelConfig {

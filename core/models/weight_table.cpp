@@ -22,6 +22,18 @@ std::string with_layer(const std::string& pattern, int64_t layer) {
 
 bool has_layer(const std::string& pattern) { return pattern.find("{L}") != std::string::npos; }
 
+/// The layers a {L} rule runs over: its only_layers, or all `n`. Throws poslens::Error for an
+/// only_layers entry outside [0, n).
+std::vector<int64_t> rule_layers(const WeightRule& rule, int64_t n) {
+  for (const int64_t l : rule.only_layers)
+    if (l < 0 || l >= n)
+      throw Error("weight table: " + rule.pattern + " names layer " + std::to_string(l) + " of " + std::to_string(n));
+  if (!rule.only_layers.empty()) return rule.only_layers;
+  std::vector<int64_t> all(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  for (int64_t l = 0; l < n; ++l) all[static_cast<size_t>(l)] = l;
+  return all;
+}
+
 bool has_experts(const std::string& pattern) { return pattern.find("{E}") != std::string::npos; }
 
 std::string with_expert(const std::string& pattern, int64_t expert) {
@@ -143,7 +155,7 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
   const auto layers_of = [&](const WeightRule& rule) { return rule.encoder ? config.n_encoder_layers : config.n_layers; };
   for (const bool encoder : {false, true})
     for (const auto& rule : table.rules)
-      if (has_layer(rule.pattern) && !rule.optional && rule.encoder == encoder) {
+      if (has_layer(rule.pattern) && !rule.optional && rule.encoder == encoder && rule.only_layers.empty()) {
         const int64_t n = layers_of(rule);
         const auto last = alternatives(with_expert(with_layer(rule.pattern, n - 1), 0)).front();
         if (!stored.count(last))
@@ -163,7 +175,8 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
   // Progress counts stored tensors: the rules expanded over the layers (and experts).
   int64_t total = 0;
   for (const auto& rule : table.rules)
-    total += (has_layer(rule.pattern) ? layers_of(rule) : 1) * stored_count(rule.pattern, config.n_experts);
+    total += (has_layer(rule.pattern) ? static_cast<int64_t>(rule_layers(rule, layers_of(rule)).size()) : 1) *
+             stored_count(rule.pattern, config.n_experts);
   // One stored tensor, its shape checked, as the source holds it (possibly its memory map).
   auto read = [&](const WeightRule& rule, const std::string& name) -> at::Tensor {
     const auto it = stored.find(name);
@@ -221,7 +234,7 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
         weights.*rule.model_target = t;
       continue;
     }
-    for (int64_t l = 0; l < layers_of(rule); ++l) {
+    for (const int64_t l : rule_layers(rule, layers_of(rule))) {
       at::Tensor t = fetch(rule, with_layer(rule.pattern, l));
       if (!t.defined()) continue;
       auto& layer = (rule.encoder ? weights.encoder_layers : weights.layers)[static_cast<size_t>(l)];
@@ -306,7 +319,7 @@ std::vector<std::pair<std::string, at::Tensor>> table_tensors(const WeightTable&
       store(rule, rule.pattern, t);
       continue;
     }
-    for (int64_t l = 0; l < config.n_layers; ++l) {
+    for (const int64_t l : rule_layers(rule, config.n_layers)) {
       const auto name = with_layer(rule.pattern, l);
       const auto& layer = weights.layers.at(static_cast<size_t>(l));
       if (!rule.pe_name.empty()) {

@@ -56,6 +56,10 @@ struct WeightRule {
   /// Non-empty: the tensor goes to the `pe` map (ModelWeights::pe, or LayerWeights::pe when the
   /// pattern has {L}) under this name, instead of the targets above.
   std::string pe_name;
+  /// The layers {L} runs over, ascending; empty: every layer. Rules of one MLP kind where the
+  /// layers differ (Llama 4 Maverick: the experts' tensors on its MoE layers only, the dense
+  /// MLP's on the others).
+  std::vector<int64_t> only_layers;
 };
 
 struct WeightTable {

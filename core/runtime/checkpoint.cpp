@@ -18,6 +18,7 @@
 #include "core/base/sha256.h"
 #include "core/base/text.h"
 #include "core/formats/llama2c.h"
+#include "core/formats/mxfp4.h"
 #include "core/tokenizers/llama2c_tokenizer.h"
 #include "core/tokenizers/tokenizer_files.h"
 #include "core/formats/safetensors.h"
@@ -127,14 +128,16 @@ LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig conf
   const auto device = parse_device(options.device);
   const auto dtype = parse_dtype(options.dtype);
   config.validate();
-  check_weights_fit(out.path, source, device, dtype);
-  auto weights = load_weights(source, weight_table_for(config, source), config, device, dtype,
+  // gpt-oss's MXFP4 experts (X_blocks + X_scales) read as the tensors they stand for.
+  const Mxfp4Dequantized unpacked(source);
+  check_weights_fit(out.path, unpacked, device, dtype);
+  auto weights = load_weights(unpacked, weight_table_for(config, unpacked), config, device, dtype,
                               options.progress);
   if (!options.tokenizer.empty()) {  // --tokenizer overrides what was found
     out.tokenizer = read_tokenizer(options.tokenizer, config.vocab_size);
     out.tokenizer_note.clear();
   }
-  out.stored_dtype = stored_dtypes(source);
+  out.stored_dtype = stored_dtypes(source) + (unpacked.packed_count() ? " (U8: MXFP4 experts, dequantised)" : "");
   out.weights_sha256 = sha256_of_files(weight_files);
   out.weight_files = std::move(weight_files);
   out.model = std::make_unique<Transformer>(std::move(config), std::move(weights));
@@ -200,6 +203,19 @@ std::string training_summary(const std::string& training_json) {
   return out.str();
 }
 
+/// ", 256 on the dense layers 0, 2" for a mixture of experts with dense layers among its
+/// layers (Llama 4 Maverick); empty otherwise.
+std::string dense_mlp_widths(const ModelConfig& c) {
+  std::string layers;
+  int64_t width = 0;
+  for (const auto& s : c.layer_schemes)
+    if (s.dense_mlp_width > 0) {
+      layers += (layers.empty() ? "" : ", ") + std::to_string(&s - c.layer_schemes.data());
+      width = s.dense_mlp_width;
+    }
+  return layers.empty() ? "" : ", " + std::to_string(width) + " on the dense layers " + layers;
+}
+
 }  // namespace
 
 std::string describe(const LoadedModel& loaded) {
@@ -230,29 +246,31 @@ std::string describe(const LoadedModel& loaded) {
       << "n_heads:           " << c.n_heads << "\n"
       << "n_kv_heads:        " << c.n_kv_heads << "\n"
       << "d_head:            " << c.d_head << "\n"
-      << "d_mlp:             " << c.d_mlp << "\n"
+      << "d_mlp:             " << c.d_mlp << dense_mlp_widths(c) << "\n"
       << "vocab:             " << c.vocab_size << "\n"
       << "n_ctx:             " << c.n_ctx << "\n"
       << "block:             " << to_string(c.norm) << ", ";
-  if (c.mlp == MlpType::MoE)
-    out << "mixture-of-experts MLP (" << c.n_experts << " experts, top " << c.n_experts_per_token << ", "
-        << (c.expert_activation == ExpertActivation::ClampedSwiGLU
-                ? "clamped SwiGLU at " + significant(c.swiglu_limit, 3)
-                : std::string("gated ") + to_string(c.activation))
-        << (c.expert_routing == ExpertRouting::SigmoidOnInput ? ", sigmoid-weighted inputs" : "")
-        << (c.shared_expert ? ", a shared expert" : "") << ")";
-  else
-    out << to_string(c.mlp) << " " << to_string(c.activation) << " MLP";
-  if (c.attention_sinks) out << ", a learned attention sink per head";
-  if (c.sliding_window) out << ", sliding window " << c.sliding_window;
-  if (c.parallel_residual) out << ", parallel attention + MLP";
-  if (c.attention_chunk_size) out << ", attention in chunks of " << c.attention_chunk_size;
   // "on 6 of 8 layers" where some layers leave a model-wide feature out (Llama 4's NoPE layers).
   const auto on_layers = [&](auto has) {
     int64_t n = 0;
     for (int64_t l = 0; l < c.n_layers; ++l) n += has(c.layer_config(l)) ? 1 : 0;
     return n == c.n_layers ? std::string() : " on " + std::to_string(n) + " of " + std::to_string(c.n_layers) + " layers";
   };
+  const auto moe_layers = on_layers([](const ModelConfig& l) { return l.mlp == MlpType::MoE; });
+  if (c.mlp == MlpType::MoE)
+    out << "mixture-of-experts MLP (" << c.n_experts << " experts, top " << c.n_experts_per_token << ", "
+        << (c.expert_activation == ExpertActivation::ClampedSwiGLU
+                ? "clamped SwiGLU at " + significant(c.swiglu_limit, 3)
+                : std::string("gated ") + to_string(c.activation))
+        << (c.expert_routing == ExpertRouting::SigmoidOnInput ? ", sigmoid-weighted inputs" : "")
+        << (c.shared_expert ? ", a shared expert" : "") << ")" << moe_layers
+        << (moe_layers.empty() ? "" : ", a dense gated MLP on the others");
+  else
+    out << to_string(c.mlp) << " " << to_string(c.activation) << " MLP";
+  if (c.attention_sinks) out << ", a learned attention sink per head";
+  if (c.sliding_window) out << ", sliding window " << c.sliding_window;
+  if (c.parallel_residual) out << ", parallel attention + MLP";
+  if (c.attention_chunk_size) out << ", attention in chunks of " << c.attention_chunk_size;
   if (c.qk_norm == QkNorm::L2) out << ", q/k L2-normalised per head (no gain)";
   else if (c.qk_norm != QkNorm::None)
     out << ", q/k RMSNorm " << (c.qk_norm == QkNorm::PerHead ? "per head" : "over the projection");

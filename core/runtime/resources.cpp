@@ -21,7 +21,9 @@ int64_t forward_working_bytes(const ModelConfig& c, int64_t batch, int64_t T, c1
   // contiguous copies (2·qkv); float32 norms. The MLP's gate, up and product (3·d_mlp) run
   // over chunks of positions of at most kMlpChunkBytes each.
   const int64_t per_position = (4 * c.d_model + 2 * qkv) * width + 2 * c.d_model * 4;
-  const int64_t mlp = 3 * std::min(batch * T * c.d_mlp * width, kMlpChunkBytes + batch * c.d_mlp * width);
+  int64_t d_mlp = c.d_mlp;  // the widest layer's (Llama 4 Maverick's dense layers are wider)
+  for (const auto& s : c.layer_schemes) d_mlp = std::max(d_mlp, s.dense_mlp_width);
+  const int64_t mlp = 3 * std::min(batch * T * d_mlp * width, kMlpChunkBytes + batch * d_mlp * width);
   const int64_t blocks = 4 * kAttentionBlockBytes;
   const int64_t logits_chunk = std::max<int64_t>(int64_t{64} << 20, batch * c.vocab_size * 4);
   return batch * T * per_position + mlp + blocks + logits_chunk;

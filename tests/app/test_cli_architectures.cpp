@@ -124,7 +124,9 @@ TEST(CliArchitectures, InfoNamesEachFamily) {
            {"gemma2", "soft-capped"}, {"cohere2", "local 4: 0-2; NoPE: 3"},
            {"gpt_oss", "a learned attention sink per head"}, {"gpt_oss", "4 experts, top 2"},
            {"qwen3_sliding", "global: 0-1; local 4: 2-3"}, {"modernbert", "global: 0, 3; local ±2: 1-2"},
-           {"phi3_long", "Phi3ForCausalLM"}, {"phi3_long", "sliding window 10"}, {"phi3", "longrope"}}) {
+           {"phi3_long", "Phi3ForCausalLM"}, {"phi3_long", "sliding window 10"}, {"phi3", "longrope"},
+           {"llama4_maverick", "a shared expert) on 2 of 4 layers, a dense gated MLP on the others"},
+           {"gpt_oss_mxfp4", "(U8: MXFP4 experts, dequantised)"}}) {
     const auto r = cli("info " + model(name));
     ASSERT_EQ(r.code, 0) << name << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr(expected));

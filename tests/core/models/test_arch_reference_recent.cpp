@@ -1,5 +1,5 @@
 // Parity of the families of 2024–26 — Qwen3, OLMo 2, Gemma 2/3, Cohere 2, gpt-oss, Mixtral,
-// Llama 4, ModernBERT, SmolLM3, Phi-3 — in tests/data/models/ against what HF transformers' own
+// Llama 4 (Scout, Maverick), ModernBERT, SmolLM3, Phi-3 — in tests/data/models/ against what HF transformers' own
 // modeling code (modeling_qwen3, modeling_olmo2, modeling_gemma2/3, modeling_cohere2,
 // modeling_gpt_oss, modeling_mixtral, modeling_llama4, modeling_modernbert, modeling_smollm3,
 // modeling_phi3; tools/make_arch_reference_recent.py) computed: logits to 1e-4 and every layer's
@@ -175,6 +175,10 @@ void expect_routed_as_hf(const Reference& ref, const Transformer& model) {
   model.forward(ref.ids(), sink);
   for (int l = 0; l < c.n_layers; ++l) {
     const auto& w = model.weights().layers[static_cast<size_t>(l)];
+    if (model.layer_config(l).mlp != MlpType::MoE) {  // Llama 4 Maverick's dense layers: no router
+      EXPECT_FALSE(w.router.defined()) << "layer " << l;
+      continue;
+    }
     const auto h = blocks::norm(c, captures.find({HookKind::ResidMid, l}), w.mlp_norm, w.mlp_norm_bias)[0];
     const auto top = std::get<0>(std::get<1>(at::linear(h, w.router).topk(2, -1)).sort(-1));
     EXPECT_TRUE(top.equal(ref.ids("router_top." + std::to_string(l)))) << "layer " << l;
@@ -199,6 +203,24 @@ TEST(ArchReference, GptOssSinksAlternatingWindowsYarnAndExperts) {
   EXPECT_THAT(text, HasSubstr("4 experts, top 2"));
   const Reference ref("gpt_oss");
   EXPECT_LT(ref["attentions.1"].sum(-1).min().item<float>(), 0.5f);  // the sink takes mass
+}
+
+// gpt-oss as the Hub ships it (transformers 5.17): the experts MXFP4-quantised
+// (`mlp.experts.*_blocks` / `*_scales`, quantization_config mxfp4), dequantised on load to what
+// HF's convert_moe_packed_tensors makes; the reference is HF's float32 model on those weights
+// (the generator checked from_pretrained's own CPU dequantisation gives the same weights).
+TEST(ArchReference, GptOssMxfp4ExpertsDequantisedOnLoad) {
+  expect_parity("gpt_oss_mxfp4", case_dir("gpt_oss_mxfp4"));
+  const auto loaded = load_checkpoint(case_dir("gpt_oss_mxfp4").string(), {"cpu", "float32", ""});
+  EXPECT_THAT(loaded.stored_dtype, HasSubstr("MXFP4 experts, dequantised"));
+  const auto& w = loaded.model->weights().layers[0];
+  EXPECT_EQ(w.experts_gate_up.sizes(), (std::vector<int64_t>{4, 64, 64}));  // [E, d_model, 2·d_mlp]
+  EXPECT_EQ(w.experts_down.sizes(), (std::vector<int64_t>{4, 32, 64}));     // [E, d_mlp, d_model]
+  // Every weight an FP4 code times a power of two: at most 2 significant bits.
+  const auto v = w.experts_down.abs().flatten();
+  const auto nonzero = v.index({v.gt(0)});
+  const auto mantissa = nonzero / torch::pow(2.0, torch::floor(torch::log2(nonzero)));
+  EXPECT_TRUE(mantissa.eq(1.0).logical_or(mantissa.eq(1.5)).all().item<bool>());
 }
 
 // Mixtral (transformers 5.17): Mistral's block with 4 experts stored one tensor each
@@ -274,13 +296,51 @@ TEST(ArchReference, Llama4ChunkedRopeLayersNopeLayerWithTemperatureAndSharedExpe
   });
   const auto full = load_checkpoint(unchunked.string(), {"cpu", "float32", ""}).model->forward(ref.ids(), nothing).cpu();
   EXPECT_GT((full - ref["logits"]).abs().max().item<float>(), 1e-3);
-  // Maverick's dense layers between MoE layers are named as not supported.
+  // Maverick's interleaving on this all-MoE file: its dense layers' MLP is not there.
   const auto maverick = case_with("llama4", "interleaved-moe", [](nlohmann::json& j) {
     j["interleave_moe_layer_step"] = 2;
     j.erase("moe_layers");
   });
   EXPECT_THAT(test::error_of([&] { load_checkpoint(maverick.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("interleave_moe_layer_step 2, Llama 4 Maverick) are not supported yet"));
+              HasSubstr("missing tensor model.layers.0.feed_forward.gate_proj.weight"));
+}
+
+// Llama 4 Maverick's interleaving (transformers 5.17, interleave_moe_layer_step 2): layers 1 and
+// 3 mixtures of experts (d_mlp 24, a shared expert), layers 0 and 2 dense gated SiLU MLPs 40 wide
+// (intermediate_size_mlp, HF Llama4TextMLP); iRoPE as in llama4. Routing exact on the MoE layers.
+TEST(ArchReference, Llama4MaverickDenseLayersBetweenMoeLayers) {
+  expect_parity("llama4_maverick", case_dir("llama4_maverick"));
+  const auto loaded = load_checkpoint(case_dir("llama4_maverick").string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  EXPECT_EQ(layer_types_summary(model.config()), "chunked 5: 0-2; NoPE: 3");
+  for (const int l : {0, 2}) {
+    EXPECT_EQ(model.layer_config(l).mlp, MlpType::Gated) << l;
+    EXPECT_EQ(model.layer_config(l).d_mlp, 40) << l;
+    EXPECT_EQ(model.weights().layers[static_cast<size_t>(l)].w_up.sizes(), (std::vector<int64_t>{40, 32})) << l;
+  }
+  for (const int l : {1, 3}) {
+    EXPECT_EQ(model.layer_config(l).mlp, MlpType::MoE) << l;
+    EXPECT_EQ(model.weights().layers[static_cast<size_t>(l)].w_up.sizes(), (std::vector<int64_t>{24, 32})) << l;
+  }
+  const auto text = describe(loaded);
+  EXPECT_THAT(text, HasSubstr("d_mlp:             24, 40 on the dense layers 0, 2\n"));
+  EXPECT_THAT(text, HasSubstr("a shared expert) on 2 of 4 layers, a dense gated MLP on the others"));
+  EXPECT_THAT(model.config().to_json(), HasSubstr("\"dense_mlp_width\":40"));
+  expect_routed_as_hf(Reference("llama4_maverick"), model);
+  // The same layers from the step alone (Llama4TextConfig's default moe_layers).
+  const auto by_step = case_with("llama4_maverick", "step-only", [](nlohmann::json& j) { j.erase("moe_layers"); });
+  expect_parity("llama4_maverick", by_step);
+  // moe_layers naming a dense layer finds no router there; an index past the layers is refused.
+  const auto swapped = case_with("llama4_maverick", "moe-0-3", [](nlohmann::json& j) { j["moe_layers"] = {0, 3}; });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(swapped.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("missing tensor model.layers.0.feed_forward.router.weight"));
+  const auto outside = case_with("llama4_maverick", "moe-1-4", [](nlohmann::json& j) { j["moe_layers"] = {1, 4}; });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(outside.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("moe_layers entry 4 is not a layer index below 4"));
+  // The dense layers' width is read: a wrong intermediate_size_mlp misses their tensors' shape.
+  const auto narrow = case_with("llama4_maverick", "mlp-32", [](nlohmann::json& j) { j["intermediate_size_mlp"] = 32; });
+  EXPECT_THAT(test::error_of([&] { load_checkpoint(narrow.string(), {"cpu", "float32", ""}); }),
+              HasSubstr("expected [32, 32], got [40, 32] for model.layers.0.feed_forward.gate_proj.weight"));
 }
 
 // Llama 4 as the Hub ships it (Llama4ForConditionalGeneration): the llama4 case's text stack
@@ -385,8 +445,8 @@ TEST(ArchReference, Phi3LongRopeShortAndLongFactorsAndFusedProjections) {
 // Per-layer windows, chunks and encodings hold in small attention blocks too
 // (POSLENS_ATTENTION_BLOCKS=3,5: windows and chunks cut across query blocks and key chunks).
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
-  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "qwen3_sliding", "modernbert", "phi3_long", "mixtral",
-                           "llama4", "llama4_multimodal"}) {
+  for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "gpt_oss_mxfp4", "qwen3_sliding", "modernbert", "phi3_long", "mixtral",
+                           "llama4", "llama4_maverick", "llama4_multimodal"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;
