@@ -148,20 +148,27 @@ def case_smollm3(out: str) -> None:
     save(out, "smollm3", model, ids)
 
 
+def gpt_oss_config(**sizes) -> "transformers.GptOssConfig":
+    """The gpt-oss cases' config, eager: 4 heads / 2 kv heads, layers alternating local (window 4) / full,
+    4 experts top 2, YaRN (factor 4 over 16 positions, rope_theta 1000, truncate false), untied; `sizes`
+    gives hidden_size, intermediate_size, num_hidden_layers and head_dim."""
+    config = transformers.GptOssConfig(
+        vocab_size=96, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64, sliding_window=4,
+        num_local_experts=4, num_experts_per_tok=2, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        bos_token_id=1, pad_token_id=0, eos_token_id=2,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0, "factor": 4.0, "beta_fast": 32.0,
+                         "beta_slow": 1.0, "truncate": False, "original_max_position_embeddings": 16}, **sizes)
+    config._attn_implementation = "eager"
+    return config
+
+
 def case_gpt_oss(out: str) -> None:
     """GptOssForCausalLM: 4 layers alternating local (window 4) / full, a learned sink per head (drawn
     N(0, 1.5^2), so some heads give the sink most of a row and some almost none), YaRN (factor 4 over 16
     positions, rope_theta 1000, truncate false), q/k/v/o biases, GQA 4/2, a mixture of 4 experts with top-2
     routing whose gate_up matrices are drawn wide (std 1.5) so the clamp at +-7 bites. T = 13 > the
     window."""
-    config = transformers.GptOssConfig(
-        vocab_size=96, hidden_size=32, intermediate_size=16, num_hidden_layers=4, num_attention_heads=4,
-        num_key_value_heads=2, head_dim=8, max_position_embeddings=64, sliding_window=4,
-        num_local_experts=4, num_experts_per_tok=2, rms_norm_eps=1e-5, tie_word_embeddings=False,
-        bos_token_id=1, pad_token_id=0, eos_token_id=2,
-        rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0, "factor": 4.0, "beta_fast": 32.0,
-                         "beta_slow": 1.0, "truncate": False, "original_max_position_embeddings": 16})
-    config._attn_implementation = "eager"
+    config = gpt_oss_config(hidden_size=32, intermediate_size=16, num_hidden_layers=4, head_dim=8)
     model = transformers.GptOssForCausalLM(config).eval()
     randomize_(model, seed=91)
     gen = torch.Generator().manual_seed(93)
@@ -185,14 +192,7 @@ def case_gpt_oss_mxfp4(out: str) -> None:
     what from_pretrained itself makes of the folder on a CPU (dequantised to bf16) is checked to be the
     same weights (exact: each value is an FP4 code times a power of two)."""
     from transformers.integrations.mxfp4 import convert_moe_packed_tensors
-    config = transformers.GptOssConfig(
-        vocab_size=96, hidden_size=64, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, head_dim=16, max_position_embeddings=64, sliding_window=4,
-        num_local_experts=4, num_experts_per_tok=2, rms_norm_eps=1e-5, tie_word_embeddings=False,
-        bos_token_id=1, pad_token_id=0, eos_token_id=2,
-        rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0, "factor": 4.0, "beta_fast": 32.0,
-                         "beta_slow": 1.0, "truncate": False, "original_max_position_embeddings": 16})
-    config._attn_implementation = "eager"
+    config = gpt_oss_config(hidden_size=64, intermediate_size=32, num_hidden_layers=2, head_dim=16)
     model = transformers.GptOssForCausalLM(config).eval()
     randomize_(model, seed=95)
     gen = torch.Generator().manual_seed(96)
@@ -299,6 +299,24 @@ def case_mixtral(out: str) -> None:
     save(out, "mixtral", model, ids, tops)
 
 
+def llama4_text_config(interleave_moe_layer_step: int) -> "transformers.Llama4TextConfig":
+    """The Llama 4 cases' text config, eager: 4 layers, hidden 32, 4 heads / 2 kv heads (head_dim 8), layer 3
+    NoPE (no_rope_layer_interval 4) with temperature tuning (floor_scale 4, attn_scale 0.1), layers 0-2
+    chunked (5) RoPE with llama3 scaling (x8 over 16 positions) and q/k L2 norm, 4 experts top 2 (d_mlp 24)
+    on every `interleave_moe_layer_step`-th layer, dense MLPs 40 wide (intermediate_size_mlp) on the others."""
+    config = transformers.Llama4TextConfig(
+        vocab_size=96, hidden_size=32, intermediate_size=24, intermediate_size_mlp=40, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+        num_local_experts=4, num_experts_per_tok=2, interleave_moe_layer_step=interleave_moe_layer_step,
+        use_qk_norm=True, no_rope_layer_interval=4, attention_chunk_size=5, attn_temperature_tuning=True,
+        floor_scale=4, attn_scale=0.1, rms_norm_eps=1e-5, tie_word_embeddings=False, bos_token_id=1,
+        pad_token_id=0,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 16})
+    config._attn_implementation = "eager"
+    return config
+
+
 def case_llama4(out: str) -> None:
     """Llama4ForCausalLM (the text stack of Llama 4; iRoPE): 4 layers, layer 3 NoPE (no_rope_layer_interval
     4) with attention temperature tuning (floor_scale 4, attn_scale 0.1, so rows from #3 on are scaled),
@@ -306,15 +324,7 @@ def case_llama4(out: str) -> None:
     chunked attention (chunks of 5 < T = 13) and q/k L2 norm; every layer a mixture of 4 experts, top 2,
     sigmoid router scores multiplying the experts' inputs, plus a shared expert; GQA 4/2, head_dim 8.
     reference.safetensors also holds router_top.{l} int64 [T, 2] as in mixtral."""
-    config = transformers.Llama4TextConfig(
-        vocab_size=96, hidden_size=32, intermediate_size=24, intermediate_size_mlp=40, num_hidden_layers=4,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
-        num_local_experts=4, num_experts_per_tok=2, interleave_moe_layer_step=1, use_qk_norm=True,
-        no_rope_layer_interval=4, attention_chunk_size=5, attn_temperature_tuning=True, floor_scale=4,
-        attn_scale=0.1, rms_norm_eps=1e-5, tie_word_embeddings=False, bos_token_id=1, pad_token_id=0,
-        rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
-                         "high_freq_factor": 4.0, "original_max_position_embeddings": 16})
-    config._attn_implementation = "eager"
+    config = llama4_text_config(interleave_moe_layer_step=1)
     model = transformers.Llama4ForCausalLM(config).eval()
     randomize_(model, seed=141)
     ids = torch.randint(2, 96, (1, 13), generator=torch.Generator().manual_seed(142))
@@ -335,15 +345,7 @@ def case_llama4_maverick(out: str) -> None:
     a shared expert 24 wide) and layers 0 and 2 dense gated SiLU MLPs intermediate_size_mlp = 40 wide
     (Llama4TextMLP); iRoPE as in llama4 (layers 0-2 chunked RoPE, layer 3 NoPE with temperature).
     reference.safetensors holds router_top.{l} for the MoE layers only."""
-    config = transformers.Llama4TextConfig(
-        vocab_size=96, hidden_size=32, intermediate_size=24, intermediate_size_mlp=40, num_hidden_layers=4,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
-        num_local_experts=4, num_experts_per_tok=2, interleave_moe_layer_step=2, use_qk_norm=True,
-        no_rope_layer_interval=4, attention_chunk_size=5, attn_temperature_tuning=True, floor_scale=4,
-        attn_scale=0.1, rms_norm_eps=1e-5, tie_word_embeddings=False, bos_token_id=1, pad_token_id=0,
-        rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
-                         "high_freq_factor": 4.0, "original_max_position_embeddings": 16})
-    config._attn_implementation = "eager"
+    config = llama4_text_config(interleave_moe_layer_step=2)
     assert list(config.moe_layers) == [1, 3], config.moe_layers
     model = transformers.Llama4ForCausalLM(config).eval()
     randomize_(model, seed=144)
