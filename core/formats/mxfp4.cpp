@@ -21,6 +21,23 @@ bool is_block_layout(const TensorInfo& t) {
   return t.dtype == StoredDType::U8 && t.shape.size() == 4 && t.shape[3] == 16;
 }
 
+/// FP4 E2M1 (OCP MX v1.0 §5.3.3: sign, two exponent bits with bias 1, one mantissa bit) of both
+/// nibbles of every byte value: float [256, 2], the low nibble's value first.
+const at::Tensor& byte_pairs() {
+  static const at::Tensor pairs = [] {
+    const float fp4[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
+                           -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+    auto t = torch::empty({256, 2});
+    auto a = t.accessor<float, 2>();
+    for (int b = 0; b < 256; ++b) {
+      a[b][0] = fp4[b & 0x0F];
+      a[b][1] = fp4[b >> 4];
+    }
+    return t;
+  }();
+  return pairs;
+}
+
 }  // namespace
 
 at::Tensor dequantize_mxfp4(const at::Tensor& blocks, const at::Tensor& scales, const std::string& name) {
@@ -28,16 +45,15 @@ at::Tensor dequantize_mxfp4(const at::Tensor& blocks, const at::Tensor& scales, 
       blocks.size(3) != 16 || scales.sizes() != blocks.sizes().slice(0, 3))
     throw Error(name + ": MXFP4 needs uint8 blocks [E, rows, G, 16] and uint8 scales [E, rows, G], got " +
                 shape_str(blocks) + " and " + shape_str(scales));
-  // OCP MX v1.0 §5.3.3, FP4 E2M1: sign, two exponent bits (bias 1), one mantissa bit.
-  const auto fp4 = torch::tensor({0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
-                                  -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f});
   const int64_t E = blocks.size(0), rows = blocks.size(1), G = blocks.size(2);
-  const auto codes = blocks.to(torch::kLong);
-  // [E, rows, G, 16, 2]: each byte's low nibble, then its high one.
-  const auto nibbles = torch::stack({codes.bitwise_and(0x0F), codes.bitwise_right_shift(4)}, -1);
-  const auto values = fp4.index_select(0, nibbles.flatten()).view({E, rows, G, 32});
-  const auto exponent = scales.to(torch::kInt).sub(127).unsqueeze(-1);  // E8M0, 2^(s - 127)
-  return at::ldexp(values, exponent).view({E, rows, G * 32}).transpose(1, 2).to(torch::kBFloat16).contiguous();
+  auto out = torch::empty({E, G * 32, rows}, torch::kBFloat16);
+  // One expert at a time: the float32 intermediates stay ~8× one expert's blocks, not the tensor's.
+  for (int64_t e = 0; e < E; ++e) {
+    const auto values = byte_pairs().index_select(0, blocks[e].flatten().to(torch::kLong)).view({rows, G, 32});
+    const auto exponent = scales[e].to(torch::kInt).sub(127).unsqueeze(-1);  // E8M0: 2^(s − 127)
+    out[e].copy_(at::ldexp(values, exponent).view({rows, G * 32}).t());
+  }
+  return out;
 }
 
 Mxfp4Dequantized::Mxfp4Dequantized(const TensorSource& inner) : inner_(inner) {
