@@ -142,22 +142,22 @@ WeightTable llama4_hf_table(const ModelConfig& c) {
   }
   WeightTable t;
   t.rules = llama_decoder_rules(c);
-  const auto on = [&t](WeightRule rule, const std::vector<int64_t>& layers, int64_t n_layers) {
+  const auto on = [&](WeightRule rule, const std::vector<int64_t>& layers) {
     if (layers.empty()) return;  // an empty only_layers would mean every layer
-    if (static_cast<int64_t>(layers.size()) < n_layers) rule.only_layers = layers;
+    if (static_cast<int64_t>(layers.size()) < c.n_layers) rule.only_layers = layers;
     t.rules.push_back(std::move(rule));
   };
   WeightRule gate_up{p + "experts.gate_up_proj", {E, c.d_model, 2 * c.d_mlp}, {&LayerWeights::experts_gate_up}};
   gate_up.to_runtime = experts_gate_up_runtime;
-  on({p + "router.weight", {E, c.d_model}, {&LayerWeights::router}}, moe, c.n_layers);
-  on(gate_up, moe, c.n_layers);
-  on({p + "experts.down_proj", {E, c.d_mlp, c.d_model}, {&LayerWeights::experts_down}}, moe, c.n_layers);
-  on({p + "shared_expert.gate_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}}, moe, c.n_layers);
-  on({p + "shared_expert.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}}, moe, c.n_layers);
-  on({p + "shared_expert.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}}, moe, c.n_layers);
-  on({p + "gate_proj.weight", {dense_width, c.d_model}, {&LayerWeights::w_gate}}, dense, c.n_layers);
-  on({p + "up_proj.weight", {dense_width, c.d_model}, {&LayerWeights::w_up}}, dense, c.n_layers);
-  on({p + "down_proj.weight", {c.d_model, dense_width}, {&LayerWeights::w_down}}, dense, c.n_layers);
+  on({p + "router.weight", {E, c.d_model}, {&LayerWeights::router}}, moe);
+  on(gate_up, moe);
+  on({p + "experts.down_proj", {E, c.d_mlp, c.d_model}, {&LayerWeights::experts_down}}, moe);
+  on({p + "shared_expert.gate_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_gate}}, moe);
+  on({p + "shared_expert.up_proj.weight", {c.d_mlp, c.d_model}, {&LayerWeights::w_up}}, moe);
+  on({p + "shared_expert.down_proj.weight", {c.d_model, c.d_mlp}, {&LayerWeights::w_down}}, moe);
+  on({p + "gate_proj.weight", {dense_width, c.d_model}, {&LayerWeights::w_gate}}, dense);
+  on({p + "up_proj.weight", {dense_width, c.d_model}, {&LayerWeights::w_up}}, dense);
+  on({p + "down_proj.weight", {c.d_model, dense_width}, {&LayerWeights::w_down}}, dense);
   return t;
 }
 
