@@ -22,6 +22,11 @@ using test::expect_parity;
 using test::Reference;
 namespace fs = std::filesystem;
 
+/// The poslens::Error loading the checkpoint folder `dir` (float32, CPU) throws.
+std::string load_error(const fs::path& dir) {
+  return test::error_of([&] { load_checkpoint(dir.string(), {"cpu", "float32", ""}); });
+}
+
 // Qwen3 (transformers 5.17, tools/make_arch_reference_recent.py): q/k RMSNorm per head, and
 // rope_theta 50000 where transformers >= 5 writes it (rope_parameters) — the default 10000 would
 // move every logit.
@@ -87,8 +92,7 @@ TEST(ArchReference, Qwen3SlidingLayersFromMaxWindowLayers) {
   EXPECT_EQ(layer_types_summary(load_checkpoint(older.string(), {"cpu", "float32", ""}).model->config()),
             "global: 0-1; local 4: 2-3");
   const auto no_window = qwen3_with("layer_types", {"full_attention", "sliding_attention"});
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(no_window.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("Qwen3 sliding_attention layers need a positive sliding_window"));
+  EXPECT_THAT(load_error(no_window), HasSubstr("Qwen3 sliding_attention layers need a positive sliding_window"));
 }
 
 TEST(ArchReference, Qwen3ScalingInRopeParametersIsRead) {
@@ -136,8 +140,7 @@ TEST(ArchReference, Gemma3HubConfigWithoutLayerTypesLoadsTheSameModel) {
   const auto capped = case_with("gemma3", "softcap", [](nlohmann::json& j) { j["attn_logit_softcapping"] = 50.0; });
   EXPECT_DOUBLE_EQ(load_checkpoint(capped.string(), {"cpu", "float32", ""}).model->config().attn_logit_softcap, 50.0);
   const auto short_types = case_with("gemma3", "types", [](nlohmann::json& j) { j["layer_types"] = {"full_attention"}; });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(short_types.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("layer_types has 1 entries for 6 layers"));
+  EXPECT_THAT(load_error(short_types), HasSubstr("layer_types has 1 entries for 6 layers"));
 }
 
 // Gemma 2 (transformers 5.17): local (window 4) and global layers alternating with one RoPE base;
@@ -246,10 +249,9 @@ TEST(ArchReference, MixtralExpertsStoredPerTensorAndRoutedAsHf) {
   // A config naming more experts than the file holds names the first one missing; fewer fails
   // on the router's shape.
   const auto more = case_with("mixtral", "5-experts", [](nlohmann::json& j) { j["num_local_experts"] = 5; });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(more.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("missing tensor model.layers.0.block_sparse_moe.experts.4.w1.weight"));
+  EXPECT_THAT(load_error(more), HasSubstr("missing tensor model.layers.0.block_sparse_moe.experts.4.w1.weight"));
   const auto fewer = case_with("mixtral", "3-experts", [](nlohmann::json& j) { j["num_local_experts"] = 3; });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(fewer.string(), {"cpu", "float32", ""}); }),
+  EXPECT_THAT(load_error(fewer),
               HasSubstr("expected [3, 32], got [4, 32] for model.layers.0.block_sparse_moe.gate.weight"));
 }
 
@@ -301,8 +303,7 @@ TEST(ArchReference, Llama4ChunkedRopeLayersNopeLayerWithTemperatureAndSharedExpe
     j["interleave_moe_layer_step"] = 2;
     j.erase("moe_layers");
   });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(maverick.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("missing tensor model.layers.0.feed_forward.gate_proj.weight"));
+  EXPECT_THAT(load_error(maverick), HasSubstr("missing tensor model.layers.0.feed_forward.gate_proj.weight"));
 }
 
 // Llama 4 Maverick's interleaving (transformers 5.17, interleave_moe_layer_step 2): layers 1 and
@@ -332,14 +333,12 @@ TEST(ArchReference, Llama4MaverickDenseLayersBetweenMoeLayers) {
   expect_parity("llama4_maverick", by_step);
   // moe_layers naming a dense layer finds no router there; an index past the layers is refused.
   const auto swapped = case_with("llama4_maverick", "moe-0-3", [](nlohmann::json& j) { j["moe_layers"] = {0, 3}; });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(swapped.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("missing tensor model.layers.0.feed_forward.router.weight"));
+  EXPECT_THAT(load_error(swapped), HasSubstr("missing tensor model.layers.0.feed_forward.router.weight"));
   const auto outside = case_with("llama4_maverick", "moe-1-4", [](nlohmann::json& j) { j["moe_layers"] = {1, 4}; });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(outside.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("moe_layers entry 4 is not a layer index below 4"));
+  EXPECT_THAT(load_error(outside), HasSubstr("moe_layers entry 4 is not a layer index below 4"));
   // The dense layers' width is read: a wrong intermediate_size_mlp misses their tensors' shape.
   const auto narrow = case_with("llama4_maverick", "mlp-32", [](nlohmann::json& j) { j["intermediate_size_mlp"] = 32; });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(narrow.string(), {"cpu", "float32", ""}); }),
+  EXPECT_THAT(load_error(narrow),
               HasSubstr("expected [32, 32], got [40, 32] for model.layers.0.feed_forward.gate_proj.weight"));
 }
 
@@ -358,14 +357,12 @@ TEST(ArchReference, Llama4ConditionalGenerationRunsItsTextStack) {
   EXPECT_EQ(parameter_count(loaded.model->weights()), parameter_count(text_only.model->weights()));
   expect_routed_as_hf(Reference("llama4_multimodal"), *loaded.model);
   const auto bare = case_with("llama4_multimodal", "no-text-config", [](nlohmann::json& j) { j.erase("text_config"); });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(bare.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("Llama4ForConditionalGeneration needs a \"text_config\" object"));
+  EXPECT_THAT(load_error(bare), HasSubstr("Llama4ForConditionalGeneration needs a \"text_config\" object"));
   // The text stack's tensors are looked for under language_model.: a text-only file is refused.
   const auto unprefixed = case_with("llama4", "as-conditional", [](nlohmann::json& j) {
     j = {{"architectures", {"Llama4ForConditionalGeneration"}}, {"model_type", "llama4"}, {"text_config", j}};
   });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(unprefixed.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("missing tensor language_model.model.layers."));
+  EXPECT_THAT(load_error(unprefixed), HasSubstr("missing tensor language_model.model.layers."));
 }
 
 // ModernBERT (transformers 5.17): bidirectional; layers 0 and 3 global (RoPE base 5000), 1 and
@@ -387,8 +384,7 @@ TEST(ArchReference, ModernBertLocalWindowsBothWaysAndGlobalLayers) {
   EXPECT_EQ(layer_types_summary(load_checkpoint(older.string(), {"cpu", "float32", ""}).model->config()),
             "global: 0, 3; local ±2: 1-2");
   const auto biased = case_with("modernbert", "norm-bias", [](nlohmann::json& j) { j["norm_bias"] = true; });
-  EXPECT_THAT(test::error_of([&] { load_checkpoint(biased.string(), {"cpu", "float32", ""}); }),
-              HasSubstr("norm_bias true is not supported for ModernBERT"));
+  EXPECT_THAT(load_error(biased), HasSubstr("norm_bias true is not supported for ModernBERT"));
 }
 
 // SmolLM3 (transformers 5.17): RoPE on layers 0-2, none on layer 3 (no_rope_layers [1,1,1,0]).
