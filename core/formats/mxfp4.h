@@ -31,7 +31,7 @@ at::Tensor dequantize_mxfp4(const at::Tensor& blocks, const at::Tensor& scales, 
 class Mxfp4Dequantized : public TensorSource {
  public:
   /// Throws poslens::Error naming the tensor when an X_blocks in MXFP4's layout has no X_scales
-  /// of the matching shape (or the other way round).
+  /// of the matching shape (a lone X_scales stays as stored, so loading names it unexpected).
   explicit Mxfp4Dequantized(const TensorSource& inner);
   /// How many MXFP4 pairs `inner` holds.
   size_t packed_count() const { return packed_.size(); }

@@ -208,10 +208,10 @@ std::string training_summary(const std::string& training_json) {
 std::string dense_mlp_widths(const ModelConfig& c) {
   std::string layers;
   int64_t width = 0;
-  for (const auto& s : c.layer_schemes)
-    if (s.dense_mlp_width > 0) {
-      layers += (layers.empty() ? "" : ", ") + std::to_string(&s - c.layer_schemes.data());
-      width = s.dense_mlp_width;
+  for (size_t l = 0; l < c.layer_schemes.size(); ++l)
+    if (const int64_t w = c.layer_schemes[l].dense_mlp_width; w > 0) {
+      layers += (layers.empty() ? "" : ", ") + std::to_string(l);
+      width = w;
     }
   return layers.empty() ? "" : ", " + std::to_string(width) + " on the dense layers " + layers;
 }
