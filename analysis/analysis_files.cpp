@@ -40,6 +40,11 @@ void write_massive_activations_hdf5(const std::string& path, const MassiveActiva
       {g + "/massive", m.massive, {}, dims, {}},
       {g + "/median", m.median, {}, {"layer"}, {}},
   };
+  if (m.means.defined())  // the calibration of the "massive=mean:FILE" intervention
+    d.push_back({g + "/means", m.means, {}, {"d_model"},
+                 {{"layer", m.means_layer},
+                  {"meaning", std::string("per residual dimension, the mean of its massive entries at this layer "
+                                          "(the first with any); NaN where it has none")}}});
   const std::vector<Hdf5Attribute> attrs = {
       {"hook", std::string("blocks.{l}.hook_resid_post")},
       {"criterion", std::string("|h| > 100 and |h| > 1000 * median |h| (Sun et al. 2024, arXiv 2402.17762 §2)")}};
@@ -96,6 +101,12 @@ MassiveActivations read_massive_activations_hdf5(const Hdf5Reader& file) {
       m.top_dims.sizes() != m.top_values.sizes() || m.massive.sizes() != m.top_values.sizes() ||
       m.median.dim() != 1 || m.median.size(0) != m.top_values.size(0) || m.top_values.size(1) < 1)
     throw inconsistent(file, kMassiveActivationsGroup);
+  if (file.exists(g + "means")) {
+    m.means = file.read(g + "means").to(torch::kDouble);
+    m.means_layer = file.int_attribute(g + "means", "layer", -1);
+    if (m.means.dim() != 1 || m.means_layer < 0 || m.means_layer >= m.top_values.size(0))
+      throw inconsistent(file, kMassiveActivationsGroup);
+  }
   return m;
 }
 

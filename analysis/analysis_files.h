@@ -30,7 +30,9 @@ struct AnalysisInput {
 std::vector<std::string> read_token_labels(const Hdf5Reader& file);
 
 /// `/analysis/massive_activations/{top_values, top_positions, top_dims, massive}` [layer, k],
-/// `median` [layer], attributes `criterion`, `hook`; `/tokens`. Throws poslens::Error.
+/// `median` [layer], `means` [d_model] (attribute `layer`; only when a layer has massive
+/// entries: MassiveActivations::means), attributes `criterion`, `hook`; `/tokens`. Throws
+/// poslens::Error.
 void write_massive_activations_hdf5(const std::string& path, const MassiveActivations& m,
                                     const AnalysisInput& input, const ExportMetadata& meta);
 /// `layer,rank,value,abs,position,token,dim,median,ratio,massive`, one row per entry.

@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/analysis_files.h"
 #include "core/base/error.h"
+#include "core/formats/hdf5_reader.h"
 #include "core/base/text.h"
 
 namespace poslens {
@@ -68,6 +70,19 @@ void check_temperature_applies(const Transformer& model, int64_t layer) {
     throw Error(where + "q is RMS-normed per head with a gain the heads share, so no one head's q can be scaled");
 }
 
+/// The means of a massive-activations file (MassiveActivations::means) as d_model values.
+std::vector<double> massive_means_of(const std::string& path, int64_t d_model) {
+  const auto m = read_massive_activations_hdf5(Hdf5Reader(path));
+  if (!m.means.defined())
+    throw Error("massive=mean:" + path + ": the file has no means (no layer had massive entries on the text it "
+                "was written for; write it with poslens-cli massive-activations on a text where they appear)");
+  if (m.means.size(0) != d_model)
+    throw Error("massive=mean:" + path + ": " + std::to_string(m.means.size(0)) + " means, for a model with d_model " +
+                std::to_string(d_model) + " (written for another model?)");
+  const auto means = m.means.contiguous();
+  return {means.data_ptr<double>(), means.data_ptr<double>() + means.numel()};
+}
+
 }  // namespace
 
 std::string Interventions::describe() const {
@@ -79,6 +94,7 @@ std::string Interventions::describe() const {
   if (remove_sinks) add("no learned sinks");
   if (mask_first_key) add("first token masked as a key");
   if (zero_massive) add("massive activations zeroed");
+  if (!massive_means_file.empty()) add("massive activations set to their means (" + massive_means_file + ")");
   return text.empty() ? "none" : text;
 }
 
@@ -98,14 +114,16 @@ Interventions parse_interventions(const std::vector<std::string>& items) {
       iv.mask_first_key = true;
     } else if (item == "massive=zero") {
       iv.zero_massive = true;
-    } else if (name == "massive") {
-      throw Error("--intervene " + item + ": only massive=zero; setting them to their means (Sun et al. 2024) needs "
-                  "the means over many sequences, which PosLens does not collect yet");
+    } else if (name == "massive" && value.rfind("mean:", 0) == 0 && value.size() > 5) {
+      iv.massive_means_file = value.substr(5);
     } else {
       throw Error("--intervene " + item +
-                  ": expected p-rope=P, temperature=LxHy:τ, temperature=Lx:τ, no-sinks, mask-first-key or massive=zero");
+                  ": expected p-rope=P, temperature=LxHy:τ, temperature=Lx:τ, no-sinks, mask-first-key, massive=zero "
+                  "or massive=mean:FILE (a massive-activations file)");
     }
   }
+  if (iv.zero_massive && !iv.massive_means_file.empty())
+    throw Error("--intervene: massive=zero and massive=mean:FILE ablate the same entries; choose one");
   return iv;
 }
 
@@ -142,12 +160,14 @@ std::unique_ptr<Transformer> intervened_model(const Transformer& model, const In
     config.attention_sinks = false;
     for (auto& layer : weights.layers) layer.attn_sinks = at::Tensor();
   }
-  if ((iv.mask_first_key || iv.zero_massive) && config.encoder_decoder())
-    throw Error(std::string(iv.mask_first_key ? "mask-first-key" : "massive=zero") +
+  const bool massive = iv.zero_massive || !iv.massive_means_file.empty();
+  if ((iv.mask_first_key || massive) && config.encoder_decoder())
+    throw Error(std::string(iv.mask_first_key ? "mask-first-key" : "a massive-activation ablation") +
                 ": an encoder–decoder model's encoder, decoder and cross-attention would each need their own "
                 "choice; not supported");
   config.mask_first_key = config.mask_first_key || iv.mask_first_key;
-  config.ablate_massive_activations = config.ablate_massive_activations || iv.zero_massive;
+  config.ablate_massive_activations = config.ablate_massive_activations || massive;
+  if (!iv.massive_means_file.empty()) config.massive_means = massive_means_of(iv.massive_means_file, config.d_model);
   if (!iv.empty())
     config.interventions = (config.interventions.empty() ? "" : config.interventions + ", ") + iv.describe();
   return std::make_unique<Transformer>(std::move(config), std::move(weights));

@@ -24,8 +24,12 @@
 //   - Massive-activation ablation (Sun et al. 2024, "Massive Activations in Large Language
 //     Models", arXiv 2402.17762, §3): at the first layer whose output has massive entries
 //     (|h| > 100 and > 1000 × its median |h|) they are set to 0 inside the forward pass
-//     (ModelConfig::ablate_massive_activations). Their other ablation, setting them to their
-//     means over many sequences, needs those means: not here.
+//     (ModelConfig::ablate_massive_activations). Their other ablation sets them to their mean
+//     values instead ("massive=mean:FILE", ModelConfig::massive_means): FILE is what
+//     `poslens-cli massive-activations` wrote for a calibration text, whose `means` hold, per
+//     residual dimension, the mean of its massive entries at the first layer that has any
+//     (MassiveActivations::means; over every massive token of that text — the first token and
+//     the delimiters — where the paper averages over many sequences).
 // Every intervened model's config names what ran (ModelConfig::interventions), so every file
 // written from it records it (root attribute "interventions", and in "model_config").
 #include <memory>
@@ -48,8 +52,11 @@ struct Interventions {
   bool remove_sinks = false;
   bool mask_first_key = false;
   bool zero_massive = false;  ///< massive activations set to 0 where they first appear
+  /// Non-empty: massive activations set to the means this massive-activations file holds.
+  std::string massive_means_file;
   bool empty() const {
-    return p_rope == 0.0 && temperatures.empty() && !remove_sinks && !mask_first_key && !zero_massive;
+    return p_rope == 0.0 && temperatures.empty() && !remove_sinks && !mask_first_key && !zero_massive &&
+           massive_means_file.empty();
   }
   /// "p-RoPE 0.25, L3H1 τ 2, no learned sinks, first token masked as a key" ("none" when empty).
   std::string describe() const;
@@ -57,15 +64,16 @@ struct Interventions {
 
 /// Parses the CLI's `--intervene` values, one intervention each: "p-rope=P" (P in [0, 1]),
 /// "temperature=LxHy:τ" or "temperature=Lx:τ" (every head of layer x), "no-sinks",
-/// "mask-first-key", "massive=zero". Throws
-/// poslens::Error naming the value that does not parse.
+/// "mask-first-key", "massive=zero", "massive=mean:FILE". Throws poslens::Error naming the value
+/// that does not parse (both massive ablations at once, too).
 Interventions parse_interventions(const std::vector<std::string>& items);
 
 /// `model` with `iv` applied, sharing every weight it does not change. Throws poslens::Error
 /// (naming what and why) for p-RoPE on a model without RoPE, a temperature on a layer or head
 /// that does not exist or on a layer where it would not scale the logits (soft cap, additive
 /// position term, per-head q norm shared by the heads), sink removal on a model without
-/// learned sinks, or mask-first-key or massive=zero on an encoder–decoder model. The result's
+/// learned sinks, mask-first-key or a massive ablation on an encoder–decoder model, or a means
+/// file that does not open, has no means or means of another width (naming it). The result's
 /// config().interventions adds iv.describe() to `model`'s own.
 std::unique_ptr<Transformer> intervened_model(const Transformer& model, const Interventions& iv);
 

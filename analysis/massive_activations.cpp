@@ -48,13 +48,23 @@ void MassiveActivationSink::tensor(const HookPoint& point, const at::Tensor& val
   positions_[point.layer].narrow(0, 0, n).copy_(e.positions);
   dims_[point.layer].narrow(0, 0, n).copy_(e.dims);
   median_[point.layer] = e.median;
+  if (means_layer_ < 0) {  // the first layer the forward's "massive=…" ablation would act on
+    const auto massive = massive_entries(value);
+    if (massive.any().item<bool>()) {
+      const auto m = massive[0].to(torch::kCPU, torch::kDouble);
+      const auto x = value[0].detach().to(torch::kCPU, torch::kDouble);
+      means_ = (x * m).sum(0) / m.sum(0);  // 0 / 0 = NaN where a dimension has none
+      means_layer_ = point.layer;
+    }
+  }
 }
 
 MassiveActivations MassiveActivationSink::result() const {
   const auto magnitude = values_.abs();
   const auto massive =
       (magnitude > kMassiveAbsolute) & (magnitude > kMassiveRatio * median_.unsqueeze(1));
-  return {values_.clone(), positions_.clone(), dims_.clone(), median_.clone(), massive};
+  return {values_.clone(), positions_.clone(), dims_.clone(), median_.clone(), massive,
+          means_.defined() ? means_.clone() : at::Tensor(), means_layer_};
 }
 
 MassiveActivations compute_massive_activations(const LoadedModel& loaded, const std::vector<int64_t>& ids,

@@ -24,6 +24,13 @@ struct MassiveActivations {
   at::Tensor median;         ///< float64 [layer]: median |h| over every position and dimension
   /// bool [layer, k]: Sun et al.'s criterion (§2): |h| > 100 and |h| > 1000 · median.
   at::Tensor massive;
+  /// The calibration of "massive=mean" (ModelConfig::massive_means; Sun et al. §3): at
+  /// means_layer, the first layer whose output has massive entries by the runtime's criterion
+  /// (massive_entries over every position and dimension), float64 [d_model]: the mean of each
+  /// dimension's massive entries, NaN where it has none. Undefined (means_layer −1) when no
+  /// layer has any.
+  at::Tensor means;
+  int64_t means_layer = -1;
 };
 
 /// The top-`k` |h| entries and the median |h| of each layer's hook_resid_post, in the model's
@@ -38,6 +45,8 @@ class MassiveActivationSink : public HookSink {
  private:
   int64_t n_layers_, top_k_;
   at::Tensor values_, positions_, dims_, median_;
+  at::Tensor means_;          // MassiveActivations::means, once found
+  int64_t means_layer_ = -1;
 };
 
 /// The top-k entries of `h` (float [pos, d_model]) by magnitude — (signed values, positions,

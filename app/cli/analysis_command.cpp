@@ -43,6 +43,13 @@ void finish_figure_and_say(const std::string& figure, const std::function<void(c
   std::cout << "wrote " << out << "\n";
 }
 
+std::string decoupled_rope_note(const ModelConfig& c) {
+  if (!c.latent_attention()) return {};
+  return "decoupled RoPE: the components are each head's " + std::to_string(c.qk_rope_head_dim) +
+         " rotary channels; its " + std::to_string(c.d_head - c.qk_rope_head_dim) +
+         " no-position channels (qk_nope_head_dim) are not rotated (the remainder)\n";
+}
+
 std::string checkpoint_name(const std::string& checkpoint) {
   return std::filesystem::path(checkpoint).filename().string();
 }

@@ -39,6 +39,12 @@ void write_result(const std::string& out, const std::function<std::string()>& cs
 void finish_figure_and_say(const std::string& figure, const std::function<void(const std::string&)>& draw,
                            const std::string& out);
 
+/// For a model with decoupled RoPE (multi-head latent attention, ModelConfig::latent_attention()):
+/// "decoupled RoPE: the components are each head's 8 rotary channels; its 6 no-position channels
+/// (qk_nope_head_dim) are not rotated (the remainder)\n", which the RoPE analyses print; empty
+/// for other models.
+std::string decoupled_rope_note(const ModelConfig& c);
+
 /// The checkpoint's folder or file name, for figure titles.
 std::string checkpoint_name(const std::string& checkpoint);
 

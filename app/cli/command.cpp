@@ -117,7 +117,7 @@ void add_intervene_option(CLI::App* group, ModelOptions& model) {
                     "Run with an intervention (repeatable): p-rope=P (the lowest fraction P of RoPE's "
                     "frequencies unrotated), temperature=LxHy:T or temperature=Lx:T (logits / T), no-sinks, "
                     "mask-first-key (key 0 hidden from every later query), massive=zero (massive activations zeroed "
-                    "where they first appear)");
+                    "where they first appear), massive=mean:FILE (set to the means a massive-activations file holds)");
 }
 
 LoadedModel load_model(const ModelOptions& model) {

@@ -22,6 +22,7 @@
 #include "analysis/text_decomposition.h"
 #include "analysis/checkpoint_series.h"
 #include "analysis/u_shape.h"
+#include "app/cli/analysis_command.h"
 #include "app/cli/figure_option.h"
 #include "app/cli/figures.h"
 #include "core/base/error.h"
@@ -134,7 +135,8 @@ void probe(const ModelOptions& common, const ProbeCommand& command) {
                                                                          std::to_string(options.seed))
             << "), " << std::fixed << std::setprecision(2) << seconds << " s, "
             << std::setprecision(1) << result.n_samples / std::max(seconds, 1e-9)
-            << " samples/s\n";
+            << " samples/s\n"
+            << decoupled_rope_note(model.model->config());
   print_vaf(result);
   std::cout << "wrote " << command.out << (command.figure.empty() ? "" : " and " + command.figure)
             << "\n";

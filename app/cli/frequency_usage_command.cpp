@@ -34,7 +34,8 @@ void usage(const UsageCommand& c) {
   // The layer × frequency summary: per layer, the component each layer's queries use most.
   const auto mean = u.q_layer_mean();
   std::cout << "frequency-usage: " << u.q_norm.size(0) << " layers × " << u.q_norm.size(1) << " heads × "
-            << u.q_norm.size(2) << " components (" << to_string(u.rotary.pairing) << " pairs)\n";
+            << u.q_norm.size(2) << " components (" << to_string(u.rotary.pairing) << " pairs)\n"
+            << decoupled_rope_note(p.model.model->config());
   for (int64_t l = 0; l < mean.size(0); ++l) {
     if (mean[l].isnan().all().item<bool>()) {
       std::cout << "  layer " << l << ": " << p.model.model->config().layer_type(l) << ", not rotated (left empty)\n";

@@ -40,6 +40,10 @@ void massive(const MassiveCommand& c) {
               << display_label(p.input.labels.at(static_cast<size_t>(pos))) << ")  "
               << m.top_dims[l][0].item<int64_t>() << (m.massive[l][0].item<bool>() ? "  massive" : "") << "\n";
   }
+  if (m.means.defined())
+    std::cout << "means of the massive entries at layer " << m.means_layer << " ("
+              << m.means.isnan().logical_not().sum().item<int64_t>() << " dimensions)"
+              << (is_csv(c.out) ? "" : ": --intervene massive=mean:" + c.out + " sets them to these") << "\n";
   finish_figure_and_say(
       c.figure,
       [&](const std::string& figure) {

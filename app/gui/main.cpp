@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
                               "file.h5");
   QCommandLineOption intervene(QStringList{"intervene"},
                                "Run the checkpoint with an intervention (repeatable; as poslens-cli's): "
-                               "p-rope=P, temperature=LxHy:T, no-sinks, mask-first-key, massive=zero",
+                               "p-rope=P, temperature=LxHy:T, no-sinks, mask-first-key, massive=zero, massive=mean:FILE",
                                "spec");
   parser.addOption(intervene);
   parser.addOption(analysis);

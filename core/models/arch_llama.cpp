@@ -96,22 +96,6 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
   return c;
 }
 
-namespace {
-
-/// Mixtral's experts' w1 (gate) and w3 (up) rows, stacked [n_experts, 2·d_mlp, d_model] (each
-/// expert's gate rows, then its up rows), to LayerWeights::experts_gate_up [n_experts, d_model,
-/// 2·d_mlp] with gate and up columns interleaved.
-at::Tensor experts_gate_up_runtime(const at::Tensor& stacked) {
-  const int64_t E = stacked.size(0), d_mlp = stacked.size(1) / 2, d_model = stacked.size(2);
-  return stacked.view({E, 2, d_mlp, d_model}).permute({0, 3, 2, 1}).reshape({E, d_model, 2 * d_mlp});
-}
-
-/// Mixtral's experts' w2, stacked [n_experts, d_model, d_mlp], to LayerWeights::experts_down
-/// [n_experts, d_mlp, d_model] (x @ W).
-at::Tensor experts_down_runtime(const at::Tensor& stacked) { return stacked.transpose(1, 2); }
-
-}  // namespace
-
 std::vector<WeightRule> llama_decoder_rules(const ModelConfig& c) {
   const int64_t q = c.n_heads * c.d_head, kv = c.n_kv_heads * c.d_head;
   const std::string p = "model.layers.{L}.";
@@ -143,9 +127,9 @@ WeightTable llama_hf_table(const ModelConfig& c) {
   t.rules = llama_decoder_rules(c);
   if (c.mlp == MlpType::MoE) {
     WeightRule gate_up{p + "block_sparse_moe.experts.{E}.{w1,w3}.weight", {c.d_mlp, c.d_model}, {&LayerWeights::experts_gate_up}};
-    gate_up.to_runtime = experts_gate_up_runtime;
+    gate_up.to_runtime = stacked_experts_gate_up;
     WeightRule down{p + "block_sparse_moe.experts.{E}.w2.weight", {c.d_model, c.d_mlp}, {&LayerWeights::experts_down}};
-    down.to_runtime = experts_down_runtime;
+    down.to_runtime = stacked_experts_down;
     t.rules.push_back(gate_up);
     t.rules.push_back(down);
     t.rules.push_back({p + "block_sparse_moe.gate.weight", {c.n_experts, c.d_model}, {&LayerWeights::router}});

@@ -136,7 +136,7 @@ WeightTable llama4_hf_table(const ModelConfig& c) {
   std::vector<int64_t> moe, dense;
   int64_t dense_width = 0;
   for (int64_t l = 0; l < c.n_layers; ++l) {
-    const int64_t width = c.layer_schemes.empty() ? 0 : c.layer_schemes[static_cast<size_t>(l)].dense_mlp_width;
+    const int64_t width = c.dense_mlp_width(l);
     (width > 0 ? dense : moe).push_back(l);
     if (width > 0) dense_width = width;
   }

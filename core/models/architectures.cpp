@@ -96,6 +96,13 @@ double hf_rope_theta(const nlohmann::json& j, double fallback, const std::string
   return number_or(j, "rope_theta", fallback, where);
 }
 
+at::Tensor stacked_experts_gate_up(const at::Tensor& stacked) {
+  const int64_t E = stacked.size(0), d_mlp = stacked.size(1) / 2, d_model = stacked.size(2);
+  return stacked.view({E, 2, d_mlp, d_model}).permute({0, 3, 2, 1}).reshape({E, d_model, 2 * d_mlp});
+}
+
+at::Tensor stacked_experts_down(const at::Tensor& stacked) { return stacked.transpose(1, 2); }
+
 }  // namespace arch
 
 namespace {
@@ -111,7 +118,7 @@ const std::vector<arch::ArchitectureEntry>& registry() {
                         arch::gpt_neox_architectures, arch::phi_architectures, arch::phi3_architectures,
                         arch::gemma_architectures, arch::olmo_architectures,
                         arch::bloom_architectures, arch::mpt_architectures, arch::cohere_architectures,
-                        arch::gpt_oss_architectures, arch::llama4_architectures,
+                        arch::gpt_oss_architectures, arch::llama4_architectures, arch::deepseek_architectures,
                         arch::bert_architectures, arch::modernbert_architectures, arch::nanogpt_architectures,
                         arch::transformer_lens_architectures, arch::t5_architectures,
                         arch::poslens_architectures}) {

@@ -61,6 +61,15 @@ int64_t head_size(int64_t d_model, int64_t n_heads, const char* d_key, const cha
 ModelConfig hf_decoder_sizes(const nlohmann::json& j, const std::string& architecture,
                              int64_t default_n_ctx, const std::string& where);
 
+/// Experts stored one tensor per expert, stacked by a `{E}` rule (Mixtral's w1/w3, DeepSeek's
+/// gate_proj/up_proj) or fused by transformers 5 (`experts.gate_up_proj`): [n_experts, 2·d_mlp,
+/// d_model], each expert's gate rows then its up rows, as LayerWeights::experts_gate_up
+/// [n_experts, d_model, 2·d_mlp] with gate and up columns interleaved.
+at::Tensor stacked_experts_gate_up(const at::Tensor& stacked);
+/// The experts' down projections stacked [n_experts, d_model, d_mlp] (x @ Wᵀ), as
+/// LayerWeights::experts_down [n_experts, d_mlp, d_model] (x @ W).
+at::Tensor stacked_experts_down(const at::Tensor& stacked);
+
 /// One supported architecture (the registry, architectures.cpp): how a config selects it, how
 /// its config is read and its weight table. Each arch_*.cpp defines the entries of its family.
 struct ArchitectureEntry {
@@ -92,6 +101,7 @@ std::vector<ArchitectureEntry> mpt_architectures();
 std::vector<ArchitectureEntry> cohere_architectures();  ///< Cohere2ForCausalLM
 std::vector<ArchitectureEntry> gpt_oss_architectures();  ///< GptOssForCausalLM
 std::vector<ArchitectureEntry> llama4_architectures();  ///< Llama4ForCausalLM, Llama4ForConditionalGeneration
+std::vector<ArchitectureEntry> deepseek_architectures();  ///< DeepseekV2ForCausalLM, DeepseekV3ForCausalLM
 std::vector<ArchitectureEntry> bert_architectures();  ///< + RoBERTa
 std::vector<ArchitectureEntry> modernbert_architectures();  ///< ModernBertForMaskedLM
 std::vector<ArchitectureEntry> nanogpt_architectures();

@@ -40,7 +40,8 @@ void write_hf_llama(const std::string& dir, const ModelConfig& c, const ModelWei
   const auto rope = plain_rope(c);
   if (c.norm != NormType::RMSNorm || c.mlp != MlpType::Gated || c.activation != Activation::SiLU ||
       !rope || c.sliding_window != 0 || c.attention_chunk_size != 0 || c.attn_temperature_scale != 0.0 ||
-      c.qk_norm != QkNorm::None || c.norm_placement != NormPlacement::Pre || c.per_layer_schemes())
+      c.qk_norm != QkNorm::None || c.norm_placement != NormPlacement::Pre || c.per_layer_schemes() ||
+      c.latent_attention() || c.value_head_dim() != c.d_head)
     throw Error("convert: only Llama-family models (RMSNorm, SwiGLU, full RoPE on every layer, pre-norm, no q/k "
                 "norm) can be "
                 "written as LlamaForCausalLM; " + c.architecture + " cannot");

@@ -35,7 +35,13 @@ const char* to_string(QkNorm v) {
   return "?";
 }
 const char* to_string(ExpertRouting v) {
-  return v == ExpertRouting::Softmax ? "softmax of the top k" : "sigmoid on the input";
+  switch (v) {
+    case ExpertRouting::Softmax: return "softmax of the top k";
+    case ExpertRouting::SigmoidOnInput: return "sigmoid on the input";
+    case ExpertRouting::SoftmaxAll: return "softmax over all experts";
+    case ExpertRouting::SigmoidBiased: return "sigmoid, chosen with a bias";
+  }
+  return "?";
 }
 const char* to_string(NormPlacement v) {
   switch (v) {
@@ -71,6 +77,32 @@ void ModelConfig::validate() const {
   if (mlp == MlpType::MoE && (n_experts < 1 || n_experts_per_token < 1 || n_experts_per_token > n_experts))
     throw Error(architecture + " config: a mixture of experts needs 1 <= n_experts_per_token (" +
                 std::to_string(n_experts_per_token) + ") <= n_experts (" + std::to_string(n_experts) + ")");
+  if (mlp == MlpType::MoE && (n_expert_groups < 1 || n_experts % n_expert_groups != 0 || topk_expert_groups < 1 ||
+                              topk_expert_groups > n_expert_groups))
+    throw Error(architecture + " config: " + std::to_string(n_experts) + " experts in " +
+                std::to_string(n_expert_groups) + " groups, " + std::to_string(topk_expert_groups) +
+                " of them chosen: the groups must divide the experts and 1 <= chosen <= groups");
+  if (mlp == MlpType::MoE && n_expert_groups > 1 &&
+      n_experts_per_token > topk_expert_groups * (n_experts / n_expert_groups))
+    throw Error(architecture + " config: " + std::to_string(n_experts_per_token) + " experts per token cannot come from " +
+                std::to_string(topk_expert_groups) + " groups of " + std::to_string(n_experts / n_expert_groups));
+  if (!massive_means.empty() && static_cast<int64_t>(massive_means.size()) != d_model)
+    throw Error(architecture + " config: " + std::to_string(massive_means.size()) + " massive-activation means for d_model " +
+                std::to_string(d_model));
+  if (shared_expert_width < 0) throw Error(architecture + " config: shared_expert_width must not be negative");
+  if (v_head_dim < 0) throw Error(architecture + " config: v_head_dim must not be negative");
+  if (latent_attention()) {
+    if (q_lora_rank < 0 || qk_rope_head_dim < 2 || qk_rope_head_dim % 2 || qk_rope_head_dim > d_head)
+      throw Error(architecture + " config: latent attention needs q_lora_rank >= 0 and an even qk_rope_head_dim in [2, "
+                  "d_head] (got " + std::to_string(q_lora_rank) + ", " + std::to_string(qk_rope_head_dim) + ")");
+    if (n_kv_heads != n_heads)
+      throw Error(architecture + " config: latent attention gives every head its own key (n_kv_heads " +
+                  std::to_string(n_kv_heads) + " != n_heads " + std::to_string(n_heads) + ")");
+    if (encoder_decoder() || qk_norm != QkNorm::None || clip_qkv != 0.0)
+      throw Error(architecture + " config: latent attention takes no encoder, q/k norm or clip_qkv");
+  } else if (q_lora_rank != 0 || qk_rope_head_dim != 0) {
+    throw Error(architecture + " config: q_lora_rank and qk_rope_head_dim need kv_lora_rank > 0");
+  }
   if (n_encoder_layers < 0) throw Error(architecture + " config: n_encoder_layers must not be negative");
   if (!first_attn_norm && norm_placement != NormPlacement::Pre)
     throw Error(architecture + " config: only a pre-norm block can leave layer 0's attention norm out");
@@ -109,12 +141,23 @@ ModelConfig ModelConfig::layer_config(int64_t l) const {
   c.pe_components = s.pe_components;
   if (!s.qk_norm) c.qk_norm = QkNorm::None;
   if (!s.attn_temperature) c.attn_temperature_scale = 0.0;
-  if (s.dense_mlp_width > 0) {  // Llama 4 Maverick's dense layers between its MoE layers
+  if (s.dense_mlp_width > 0) {  // Llama 4 Maverick's, DeepSeek's dense layers among the MoE layers
     c.mlp = MlpType::Gated;
     c.d_mlp = s.dense_mlp_width;
     c.shared_expert = false;
+    c.shared_expert_width = 0;
   }
   return c;
+}
+
+int64_t ModelConfig::dense_mlp_width(int64_t l) const {
+  return layer_schemes.empty() ? 0 : layer_schemes.at(static_cast<size_t>(l)).dense_mlp_width;
+}
+
+int64_t ModelConfig::widest_mlp() const {
+  int64_t widest = std::max(d_mlp, shared_expert ? shared_expert_width : 0);
+  for (const auto& s : layer_schemes) widest = std::max(widest, s.dense_mlp_width);
+  return widest;
 }
 
 std::string ModelConfig::layer_type(int64_t l) const {
@@ -235,8 +278,21 @@ std::string ModelConfig::to_json() const {
     else
       j["expert_activation"] = std::string("gated ") + to_string(activation);
     if (expert_routing != ExpertRouting::Softmax) j["expert_routing"] = to_string(expert_routing);
+    if (n_expert_groups > 1) {
+      j["n_expert_groups"] = n_expert_groups;
+      j["topk_expert_groups"] = topk_expert_groups;
+    }
+    if (routed_scaling_factor != 1.0) j["routed_scaling_factor"] = routed_scaling_factor;
+    if (norm_topk_prob) j["norm_topk_prob"] = true;
     if (shared_expert) j["shared_expert"] = true;
+    if (shared_expert && shared_expert_width > 0) j["shared_expert_width"] = shared_expert_width;
   }
+  if (latent_attention()) {
+    j["q_lora_rank"] = q_lora_rank;
+    j["kv_lora_rank"] = kv_lora_rank;
+    j["qk_rope_head_dim"] = qk_rope_head_dim;
+  }
+  if (v_head_dim > 0) j["v_head_dim"] = v_head_dim;
   if (!layer_schemes.empty()) {
     auto& types = j["layer_types"] = nlohmann::ordered_json::array();
     auto& layers = j["layer_schemes"] = nlohmann::ordered_json::array();

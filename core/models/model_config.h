@@ -34,10 +34,21 @@ enum class NormPlacement { Pre, Post, SublayerOutput, Sandwich };
 /// L2 per head without a gain (Llama 4's Llama4TextL2Norm, x·rsqrt(mean(x²) + eps)). HF applies
 /// Llama 4's after RoPE; a rotation keeps each pair's norm, so before it is the same.
 enum class QkNorm { None, PerHead, Whole, L2 };
-/// How an MlpType::MoE layer weighs its top-k experts: Softmax of the k router logits on each
-/// expert's output (Mixtral, gpt-oss); SigmoidOnInput: σ(logit) multiplies each expert's
-/// *input* (Llama 4's Llama4Router / Llama4TextMoe), the outputs summed unweighted.
-enum class ExpertRouting { Softmax, SigmoidOnInput };
+/// How an MlpType::MoE layer chooses and weighs its top-k experts:
+/// - Softmax: the k largest router logits, softmax over those k on each expert's output
+///   (Mixtral, gpt-oss).
+/// - SigmoidOnInput: the k largest logits, σ(logit) multiplies each expert's *input* (Llama 4's
+///   Llama4Router / Llama4TextMoe), the outputs summed unweighted.
+/// - SoftmaxAll: p = softmax over all n_experts (float32); the k largest p, not renormalised,
+///   times routed_scaling_factor (DeepSeek-V2, arXiv 2405.04434 §2.2; HF DeepseekV2TopkRouter;
+///   with n_expert_groups > 1 its "group_limited_greedy": only the topk_expert_groups groups
+///   with the largest best p compete).
+/// - SigmoidBiased: s = σ(logit) (float32); experts chosen by s + LayerWeights::router_score_bias
+///   among the topk_expert_groups groups with the largest sum of their two best (s + bias),
+///   weighted by s, divided by the k's sum when norm_topk_prob, times routed_scaling_factor
+///   (DeepSeek-V3, arXiv 2412.19437 §2.1.2, auxiliary-loss-free balancing; HF
+///   DeepseekV3TopkRouter).
+enum class ExpertRouting { Softmax, SigmoidOnInput, SoftmaxAll, SigmoidBiased };
 
 /// One layer's attention where the layers of a model differ (Gemma 3's local and global
 /// layers, SmolLM3's and Cohere 2's NoPE layers, Llama 4's chunked RoPE and global NoPE
@@ -53,7 +64,8 @@ struct LayerScheme {
   bool attn_temperature = true; ///< false: the layer leaves ModelConfig::attn_temperature_scale out
   /// > 0: the layer's MLP is a dense gated MLP this wide (LayerWeights::w_gate, w_up, w_down)
   /// instead of the model's mixture of experts: Llama 4 Maverick's layers between its MoE layers
-  /// (HF Llama4TextMLP with `intermediate_size_mlp`). 0: the model's MLP.
+  /// (HF Llama4TextMLP with `intermediate_size_mlp`), DeepSeek's first `first_k_dense_replace`
+  /// layers. 0: the model's MLP.
   int64_t dense_mlp_width = 0;
 };
 
@@ -112,6 +124,12 @@ struct ModelConfig {
   /// them; later layers are left alone. That layer's hook_resid_post shows them as they were
   /// made; the next hook_resid_pre shows them ablated. Never read from a checkpoint.
   bool ablate_massive_activations = false;
+  /// The other ablation of Sun et al. §3, "set them to their mean values" (the intervention
+  /// "massive=mean:FILE"): with ablate_massive_activations, a massive entry in residual
+  /// dimension d becomes massive_means[d] instead of 0 — d_model values, each the mean of d's
+  /// massive entries over calibration sequences (`poslens-cli massive-activations --means`),
+  /// NaN where d was never massive there (such entries still become 0). Empty: zero.
+  std::vector<double> massive_means;
   /// Multiplies q·k before the softmax; 0 means the usual 1/sqrt(d_head) (T5-style models: 1).
   double attn_scale = 0.0;
   /// Logit soft-capping (Gemma 2, Gemma Team 2024 §2, arXiv 2408.00118): attention logits
@@ -160,6 +178,32 @@ struct ModelConfig {
   /// A dense gated MLP every token passes through beside its routed experts, its output added
   /// (Llama 4's `shared_expert`, d_mlp wide): LayerWeights::w_gate, w_up, w_down.
   bool shared_expert = false;
+  /// DeepSeek's experts in groups (ExpertRouting::SoftmaxAll / SigmoidBiased): n_experts in
+  /// n_expert_groups equal groups (HF `n_group`), experts chosen from the best
+  /// topk_expert_groups (`topk_group`) only; 1, 1: no groups.
+  int64_t n_expert_groups = 1;
+  int64_t topk_expert_groups = 1;
+  double routed_scaling_factor = 1.0;  ///< multiplies the routed experts' weights (DeepSeek)
+  bool norm_topk_prob = false;         ///< SigmoidBiased: the k weights divided by their sum
+  /// The shared expert's hidden width (DeepSeek: n_shared_experts · moe_intermediate_size);
+  /// 0: d_mlp.
+  int64_t shared_expert_width = 0;
+  /// Multi-head latent attention, MLA (DeepSeek-V2, arXiv 2405.04434 §2.1; HF
+  /// DeepseekV2Attention / DeepseekV3Attention), when kv_lora_rank > 0: keys and values come
+  /// from a latent c = RMSNorm(W_kv_a·h) of kv_lora_rank values, per head [k_nope; v] = W_kv_b·c;
+  /// the decoupled rotary key k_rope (qk_rope_head_dim values, also from W_kv_a) is one for
+  /// every head. Queries are W_q·h, or W_q·RMSNorm(W_q_a·h) when q_lora_rank > 0 (the latent
+  /// norms use eps 1e-6, as HF's). d_head = qk_rope_head_dim + qk_nope_head_dim; PosLens puts
+  /// each head's rotary channels *first* (HF: last; the scores are the same sums), so the
+  /// "rope" component with rotary_dim = qk_rope_head_dim rotates them and the RoPE analyses'
+  /// unrotated remainder is the no-position channels (hook_q, hook_k show this order).
+  /// n_kv_heads = n_heads: every head has its own key after W_kv_b.
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t qk_rope_head_dim = 0;
+  /// The values' width per head where it differs from d_head (MLA's v_head_dim): hook_v,
+  /// hook_z and the output projection's input are n_heads · value_head_dim() wide. 0: d_head.
+  int64_t v_head_dim = 0;
   /// Per-layer attention schemes, n_layers of them (decoder-only models), or empty when every
   /// layer has the sliding_window and pe_components above. With schemes, sliding_window and
   /// pe_components above are the model's global layers' (what the embedding and the
@@ -212,6 +256,18 @@ struct ModelConfig {
   /// one elsewhere), "local 4096" (a sliding window of 4096 keys), "local ±64" (a window both
   /// ways: |i − j| ≤ 64), "chunked 8192" (chunks of 8192 tokens) or "global".
   std::string layer_type(int64_t l) const;
+  /// v_head_dim, or d_head when it is 0.
+  int64_t value_head_dim() const { return v_head_dim > 0 ? v_head_dim : d_head; }
+  /// True for multi-head latent attention (kv_lora_rank > 0).
+  bool latent_attention() const { return kv_lora_rank > 0; }
+  /// Layer `l`'s dense MLP width where it replaces the model's mixture of experts
+  /// (LayerScheme::dense_mlp_width: Llama 4 Maverick's layers between its MoE layers,
+  /// DeepSeek's first_k_dense_replace layers), else 0. Throws std::out_of_range for l outside
+  /// [0, layer_schemes.size()) when there are schemes.
+  int64_t dense_mlp_width(int64_t l) const;
+  /// The widest MLP hidden activation of any layer: d_mlp, a wider shared expert or a wider
+  /// dense layer.
+  int64_t widest_mlp() const;
   /// True when the layers differ (layer_schemes non-empty).
   bool per_layer_schemes() const { return !layer_schemes.empty(); }
   /// The whole config as a JSON object string (written into HDF5 attributes and shown by info);

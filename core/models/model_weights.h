@@ -18,7 +18,7 @@ struct LayerWeights {
   at::Tensor w_q, b_q;                   ///< [n_heads*d_head, d_model], [n_heads*d_head]
   at::Tensor w_k, b_k;                   ///< [n_kv_heads*d_head, d_model], [n_kv_heads*d_head]
   at::Tensor w_v, b_v;                   ///< [n_kv_heads*d_head, d_model], [n_kv_heads*d_head]
-  at::Tensor w_o, b_o;                   ///< [d_model, n_heads*d_head], [d_model]
+  at::Tensor w_o, b_o;                   ///< [d_model, n_heads*value_head_dim], [d_model]
   /// config.qk_norm's RMSNorm gains: [d_head] each (PerHead), or [n_heads*d_head] and
   /// [n_kv_heads*d_head] (Whole); undefined without q/k norm.
   at::Tensor q_norm, k_norm;
@@ -38,6 +38,17 @@ struct LayerWeights {
   /// [n_experts, d_mlp, d_model]; the biases [n_experts], [n_experts, 2·d_mlp], [n_experts,
   /// d_model] where the family has them (gpt-oss), else undefined (Mixtral, Llama 4).
   at::Tensor router, router_bias, experts_gate_up, experts_gate_up_bias, experts_down, experts_down_bias;
+  /// ExpertRouting::SigmoidBiased: added to σ(router logits) to choose the experts, not to
+  /// weigh them (DeepSeek-V3's `e_score_correction_bias`), [n_experts]; else undefined.
+  at::Tensor router_score_bias;
+  /// Multi-head latent attention (ModelConfig::latent_attention(); HF DeepseekV2Attention), as
+  /// stored: w_q_a [q_lora_rank, d_model] and q_a_norm [q_lora_rank] where q_lora_rank > 0 (w_q
+  /// is then q_b_proj, [n_heads·d_head, q_lora_rank]; else q_proj); w_kv_a [kv_lora_rank +
+  /// qk_rope_head_dim, d_model] (kv_a_proj_with_mqa: the latent's rows, then the shared rotary
+  /// key's), kv_a_norm [kv_lora_rank], w_kv_b [n_heads·(d_head − qk_rope_head_dim +
+  /// value_head_dim), kv_lora_rank] (per head its no-position key rows, then its value rows).
+  /// w_q's rows per head are HF's order (no-position, then rotary); w_k and w_v stay undefined.
+  at::Tensor w_q_a, q_a_norm, w_kv_a, kv_a_norm, w_kv_b;
   /// An encoder–decoder model's decoder layers: the cross-attention's norm and projections
   /// (q from the decoder, k and v from the encoder's output), shaped as w_q, w_k, w_v, w_o.
   at::Tensor cross_norm, cross_norm_bias, w_cq, w_ck, w_cv, w_co;

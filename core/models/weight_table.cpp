@@ -125,7 +125,9 @@ int64_t parameter_count(const ModelWeights& w) {
                    &LayerWeights::w_cq, &LayerWeights::w_ck, &LayerWeights::w_cv, &LayerWeights::w_co,
                    &LayerWeights::attn_sinks, &LayerWeights::router, &LayerWeights::router_bias,
                    &LayerWeights::experts_gate_up, &LayerWeights::experts_gate_up_bias,
-                   &LayerWeights::experts_down, &LayerWeights::experts_down_bias})
+                   &LayerWeights::experts_down, &LayerWeights::experts_down_bias, &LayerWeights::router_score_bias,
+                   &LayerWeights::w_q_a, &LayerWeights::q_a_norm, &LayerWeights::w_kv_a, &LayerWeights::kv_a_norm,
+                   &LayerWeights::w_kv_b})
       add(l->*f);
   for (const auto* pe : {&w.pe, &w.encoder_pe}) {
     for (const auto& layer : pe->layers)

@@ -64,13 +64,13 @@ void check_kv(const at::Tensor& t, const char* name, int64_t B, int64_t Hkv, int
                 "], got " + shape_str(t));
 }
 
-/// A layer's output [B, T, H, dh] assembled from blocks of rows ([B, H, rows, dh] each): copied
+/// A layer's output [B, T, H, dv] assembled from blocks of rows ([B, H, rows, dv] each): copied
 /// into one tensor made up front, so no block's result is left between the next block's
 /// temporaries on the heap; concatenated at the end where autograd records the layer.
 class RowsOutput {
  public:
-  RowsOutput(const at::Tensor& q, int64_t T, bool differentiable) : differentiable_(differentiable) {
-    if (!differentiable_) out_ = torch::empty({q.size(0), T, q.size(1), q.size(3)}, q.options());
+  RowsOutput(const at::Tensor& q, int64_t T, int64_t dv, bool differentiable) : differentiable_(differentiable) {
+    if (!differentiable_) out_ = torch::empty({q.size(0), T, q.size(1), dv}, q.options());
   }
   void add(int64_t q0, const at::Tensor& z) {
     if (differentiable_) parts_.push_back(z.transpose(1, 2));
@@ -161,13 +161,14 @@ LayerAttention::LayerAttention(const ModelConfig& config, const PositionEncoding
   B_ = in.q.size(0);
   T_ = in.q.size(2);
   d_head_ = dh;
+  d_value_ = config.value_head_dim();
   if (!in.k.defined()) throw Error("attention: k is missing");
   // Cross-attention (T5's decoder) reads keys of another length; self-attention its own.
   K_ = in.k.dim() == 4 ? in.k.size(2) : 0;
   if (config.causal && K_ != T_)
     throw Error("attention: causal attention needs as many keys as queries (" + std::to_string(T_) + ")");
   check_kv(in.k, "k", B_, Hkv, K_, dh);
-  if (in.v.defined()) check_kv(in.v, "v", B_, Hkv, K_, dh);
+  if (in.v.defined()) check_kv(in.v, "v", B_, Hkv, K_, d_value_);
   if (head_count < 0) head_count = H - head_begin;
   if (head_begin < 0 || head_count < 1 || head_begin + head_count > H)
     throw Error("attention: heads [" + std::to_string(head_begin) + ", " +
@@ -322,7 +323,7 @@ at::Tensor LayerAttention::weighted_values(const at::Tensor& weights, const Scor
   const auto vb = narrow_unless_whole(v_, 2, s.k0, K);
   auto w = weights.to(v_.scalar_type());
   if (group_ > 1) w = w.reshape({B_, n_kv_, group_ * R, K});
-  auto z = torch::matmul(w, vb).view({B_, n_heads_, R, d_head_});
+  auto z = torch::matmul(w, vb).view({B_, n_heads_, R, d_value_});
   if (value_term_) z = z + encoding_.value_term(s.in, weights).to(z.scalar_type());
   return z;
 }
@@ -445,7 +446,7 @@ at::Tensor LayerAttention::fused_output(const AttentionBlocking& blocking) const
                         !config_.mask_first_key;
   const int64_t R = one_call ? T_ : block_rows(blocking);
   if (R >= T_) return fused_rows(0, T_, false).z.transpose(1, 2).contiguous();
-  RowsOutput out(q_, T_, false);
+  RowsOutput out(q_, T_, d_value_, false);
   for (int64_t q0 = 0; q0 < T_; q0 += R) out.add(q0, fused_rows(q0, std::min(T_, q0 + R), false).z);
   return out.take();
 }
@@ -461,7 +462,7 @@ at::Tensor LayerAttention::z_streamed(int64_t q_begin, int64_t q_end, int64_t ke
   const auto f32 = torch::dtype(torch::kFloat32).device(q_.device());
   auto m = torch::full({B_, n_heads_, R, 1}, kNegInf, f32);  // running row max
   auto l = torch::zeros({B_, n_heads_, R, 1}, f32);          // running sum of exp(s − m)
-  auto acc = torch::zeros({B_, n_heads_, R, d_head_}, f32);  // running Σ exp(s − m)·v
+  auto acc = torch::zeros({B_, n_heads_, R, d_value_}, f32);  // running Σ exp(s − m)·v
   if (sinks_.defined()) {  // the sink adds exp(sink − m) to the normaliser and nothing to acc
     m = sinks_.unsqueeze(-1).expand({B_, n_heads_, R, 1}).clone();
     l = torch::ones_like(m);
@@ -484,7 +485,7 @@ at::Tensor LayerAttention::z_streamed(int64_t q_begin, int64_t q_end, int64_t ke
 
 at::Tensor LayerAttention::output(const BlockRequest& maps, const AttentionBlocking& blocking,
                                   const std::function<void(const AttentionBlock&)>& on_block) const {
-  RowsOutput out(q_, T_, records_gradients());
+  RowsOutput out(q_, T_, d_value_, records_gradients());
   if (maps.any_map() && fused(blocking)) {
     // Maps from the block's scores, z from the fused kernel (as without maps, so capturing a
     // map leaves the forward unchanged). Float32: the kernel's row lse gives the pattern as

@@ -43,7 +43,8 @@ struct LayerAttentionInputs {
   at::Tensor q;  ///< [batch, head, pos, d_head], after any rotation
   at::Tensor k;  ///< [batch, kv_head, key_pos, d_head], after any rotation; key_pos = pos except
                  ///< in cross-attention (non-causal config), where it is the encoder's length
-  /// [batch, kv_head, pos, d_head]; may stay undefined where only maps are recomputed and the
+  /// [batch, kv_head, pos, value_head_dim] (ModelConfig::value_head_dim(): d_head but for
+  /// MLA); may stay undefined where only maps are recomputed and the
   /// encoding's scores do not read values (PositionEncoding::scores_read_values).
   at::Tensor v;
   /// Normalised block input [batch, pos, d_model]; only where the encoding's scores read it
@@ -78,7 +79,7 @@ struct AttentionBlock {
   at::Tensor pattern;   ///< masked entries 0
   at::Tensor position;  ///< the position-only logit term; masked entries 0
   at::Tensor cope_gates, cope_positions;  ///< masked entries 0 (keys outside the block too)
-  at::Tensor z;         ///< [batch, head, rows, d_head] in the model's dtype
+  at::Tensor z;         ///< [batch, head, rows, value_head_dim] in the model's dtype
 };
 
 /// Block sizes; 0 picks them from kAttentionBlockBytes. Tests set small sizes to put block and
@@ -203,6 +204,7 @@ class LayerAttention {
   const PositionEncoding& encoding_;
   int layer_;
   int64_t head_begin_, n_heads_, n_kv_, group_, T_, K_, B_, d_head_;  // T_ queries, K_ keys
+  int64_t d_value_;  // config.value_head_dim(): z's width per head
   int64_t offset_;  // LayerAttentionInputs::position_offset
   at::Tensor q_, k_, v_, h_;  // q_ [B, heads, T, dh]; k_, v_ [B, n_kv, T, dh]; contiguous
   double scale_;

@@ -3,7 +3,10 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
+
+#include "core/runtime/mixture_of_experts.h"
 
 namespace poslens::blocks {
 namespace {
@@ -18,63 +21,6 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, d
   return weight * normed.to(x.scalar_type());
 }
 
-/// gpt-oss's expert activation (HF GptOssExperts._apply_gate): g = min(gate, limit),
-/// u = clamp(up, ±limit), (u + 1) · g·σ(1.702·g).
-at::Tensor clamped_swiglu(const at::Tensor& gate, const at::Tensor& up, double limit) {
-  const auto g = gate.clamp_max(limit);
-  return (up.clamp(-limit, limit) + 1) * (g * torch::sigmoid(g * 1.702));
-}
-
-/// One expert's activation (ModelConfig::expert_activation) of its gate and up columns, held
-/// interleaved in `gate_up` [tokens, 2·d_mlp] (LayerWeights::experts_gate_up).
-at::Tensor expert_activation(const ModelConfig& c, const at::Tensor& gate_up) {
-  using torch::indexing::Slice;
-  const auto gate = gate_up.index({Slice(), Slice(0, torch::indexing::None, 2)});
-  const auto up = gate_up.index({Slice(), Slice(1, torch::indexing::None, 2)});
-  if (c.expert_activation == ExpertActivation::ClampedSwiGLU) return clamped_swiglu(gate, up, c.swiglu_limit);
-  return activation(c.activation, gate) * up;
-}
-
-/// `x` [n, in] times W [in, out], plus the bias [out] where the expert has one.
-at::Tensor expert_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  return bias.defined() ? torch::addmm(bias, x, weight) : x.mm(weight);
-}
-
-at::Tensor gated_mlp(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
-  const auto gate = activation(c.activation, at::linear(h, w.w_gate, w.b_gate));
-  return at::linear(gate * at::linear(h, w.w_up, w.b_up), w.w_down, w.b_down);
-}
-
-/// MlpType::MoE (HF GptOssMLP, MixtralSparseMoeBlock, Llama4TextMoe): each token's top-k experts
-/// by router logit, weighted by the softmax of those k logits on the experts' outputs, or
-/// (ExpertRouting::SigmoidOnInput) by their sigmoid on the experts' inputs; experts run on their
-/// own tokens only; a shared expert (ModelConfig::shared_expert) adds its output for every token.
-at::Tensor mixture_of_experts(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
-  const auto x = h.reshape({-1, c.d_model});
-  const auto router_logits = at::linear(x, w.router, w.router_bias);  // [N, E]
-  const auto [top_logits, top_experts] = router_logits.topk(c.n_experts_per_token, -1);
-  const bool on_input = c.expert_routing == ExpertRouting::SigmoidOnInput;
-  // HF Llama4Router: σ in float32, back to the model's dtype.
-  const auto top_weights = on_input ? torch::sigmoid(top_logits.to(torch::kFloat32)).to(x.scalar_type())
-                                    : torch::softmax(top_logits, -1);  // [N, k]
-  auto out = c.shared_expert ? gated_mlp(c, w, x) : torch::zeros_like(x);
-  // Experts some token chose, read on the host once per chunk.
-  const auto chosen = std::get<0>(at::_unique(top_experts.flatten())).to(torch::kCPU);
-  const auto bias = [](const at::Tensor& b, int64_t e) { return b.defined() ? b[e] : b; };
-  for (int64_t i = 0; i < chosen.numel(); ++i) {
-    const int64_t e = chosen[i].item<int64_t>();
-    const auto where = (top_experts == e).nonzero();  // [n, 2]: token, slot
-    const auto tokens = where.select(1, 0), slots = where.select(1, 1);
-    const auto weight = top_weights.index({tokens, slots}).unsqueeze(-1);
-    auto in = x.index_select(0, tokens);
-    if (on_input) in = in * weight;
-    const auto gate_up = expert_linear(in, w.experts_gate_up[e], bias(w.experts_gate_up_bias, e));
-    const auto y = expert_linear(expert_activation(c, gate_up), w.experts_down[e], bias(w.experts_down_bias, e));
-    out.index_add_(0, tokens, on_input ? y : y * weight);
-  }
-  return out.view(h.sizes());
-}
-
 at::Tensor mlp_whole(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
   if (c.mlp == MlpType::MoE) return mixture_of_experts(c, w, h);
   if (c.mlp == MlpType::Gated) return gated_mlp(c, w, h);
@@ -83,7 +29,34 @@ at::Tensor mlp_whole(const ModelConfig& c, const LayerWeights& w, const at::Tens
 
 const at::Tensor kNone;  // the absent bias of a cross-attention projection
 
+/// RMSNorm of MLA's latents (HF DeepseekV2RMSNorm built with its default eps, 1e-6).
+constexpr double kLatentNormEps = 1e-6;
+
+/// `x` [..., heads, d_head] with each head's last `rotary` channels moved first.
+at::Tensor rotary_first(const at::Tensor& x, int64_t rotary) {
+  const int64_t nope = x.size(-1) - rotary;
+  return at::cat({x.narrow(-1, nope, rotary), x.narrow(-1, 0, nope)}, -1);
+}
+
+/// Multi-head latent attention's q, k, v (ModelConfig::latent_attention(); HF
+/// DeepseekV2Attention.forward up to the rotation), channels rotary first.
+QueryKeyValue latent_query_key_value(const ModelConfig& c, const Projections& w, const at::Tensor& h) {
+  const int64_t B = h.size(0), T = h.size(1), H = c.n_heads, rope = c.qk_rope_head_dim, nope = c.d_head - rope;
+  const auto q_in = c.q_lora_rank > 0 ? rms_norm(at::linear(h, w.w_q_a), w.q_a_norm, kLatentNormEps, 0.0) : h;
+  const auto q = rotary_first(at::linear(q_in, w.w_q).view({B, T, H, c.d_head}), rope);
+  const auto compressed = at::linear(h, w.w_kv_a);  // [B, T, kv_lora_rank + rope]
+  const auto latent = rms_norm(compressed.narrow(-1, 0, c.kv_lora_rank), w.kv_a_norm, kLatentNormEps, 0.0);
+  const auto k_rope = compressed.narrow(-1, c.kv_lora_rank, rope).view({B, T, 1, rope}).expand({B, T, H, rope});
+  const auto kv = at::linear(latent, w.w_kv_b).view({B, T, H, nope + c.value_head_dim()});
+  return {q, at::cat({k_rope, kv.narrow(-1, 0, nope)}, -1), kv.narrow(-1, nope, c.value_head_dim())};
+}
+
 }  // namespace
+
+at::Tensor gated_mlp(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
+  const auto gate = activation(c.activation, at::linear(h, w.w_gate, w.b_gate));
+  return at::linear(gate * at::linear(h, w.w_up, w.b_up), w.w_down, w.b_down);
+}
 
 at::Tensor projection(const ModelConfig& c, const at::Tensor& h, const at::Tensor& weight, const at::Tensor& bias,
                       int64_t heads) {
@@ -139,11 +112,13 @@ at::Tensor embedding_norm(const ModelConfig& c, const ModelWeights& w, const at:
 }
 
 Projections self_attention(const LayerWeights& w) {
-  return {w.w_q, w.b_q, w.w_k, w.b_k, w.w_v, w.b_v, w.w_o, w.b_o, w.q_norm, w.k_norm, w.attn_sinks};
+  return {w.w_q,  w.b_q,    w.w_k,          w.b_k,    w.w_v,     w.b_v,      w.w_o,
+          w.b_o,  w.q_norm, w.k_norm,       w.attn_sinks, w.w_q_a, w.q_a_norm, w.w_kv_a,
+          w.kv_a_norm, w.w_kv_b};
 }
 
 Projections cross_attention(const LayerWeights& w) {
-  return {w.w_cq, kNone, w.w_ck, kNone, w.w_cv, kNone, w.w_co, kNone, kNone, kNone, kNone};
+  return {w.w_cq, kNone, w.w_ck, kNone, w.w_cv, kNone, w.w_co, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone};
 }
 
 at::Tensor qk_norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight) {
@@ -165,14 +140,26 @@ at::Tensor query_temperature(const ModelConfig& c, const at::Tensor& q, const at
   return (q * scales.view({1, -1, 1, 1})).to(q.scalar_type());
 }
 
+QueryKeyValue query_key_value(const ModelConfig& c, const Projections& w, const at::Tensor& h,
+                              const at::Tensor& positions, const at::Tensor& kv_input) {
+  if (c.latent_attention()) {
+    auto qkv = latent_query_key_value(c, w, h);
+    qkv.q = query_temperature(c, qkv.q, positions);
+    return qkv;
+  }
+  const auto& kv_in = kv_input.defined() ? kv_input : h;
+  return {query_temperature(c, qk_norm(c, projection(c, h, w.w_q, w.b_q, c.n_heads), w.q_norm), positions),
+          qk_norm(c, projection(c, kv_in, w.w_k, w.b_k, c.n_kv_heads), w.k_norm),
+          projection(c, kv_in, w.w_v, w.b_v, c.n_kv_heads)};
+}
+
 at::Tensor attention(const Pass& p, int l, const Projections& w, const at::Tensor& h, const at::Tensor& kv_input) {
   const auto& c = p.config;
   const auto& pe = p.pe;
-  const auto& kv_in = kv_input.defined() ? kv_input : h;
-  auto q = query_temperature(c, qk_norm(c, projection(c, h, w.w_q, w.b_q, c.n_heads), w.q_norm), p.positions);
-  auto k = qk_norm(c, projection(c, kv_in, w.w_k, w.b_k, c.n_kv_heads), w.k_norm);
-  const auto v = projection(c, kv_in, w.w_v, w.b_v, c.n_kv_heads);
-  const int64_t key_length = kv_in.size(1);
+  auto qkv = query_key_value(c, w, h, p.positions, kv_input);
+  auto q = std::move(qkv.q), k = std::move(qkv.k);
+  const auto v = std::move(qkv.v);
+  const int64_t key_length = k.size(1);
   p.emit(HookKind::Q, l, q);
   p.emit(HookKind::K, l, k);
   p.emit(HookKind::V, l, v);
@@ -211,7 +198,7 @@ at::Tensor attention(const Pass& p, int l, const Projections& w, const at::Tenso
     });
   }
   p.emit(HookKind::Z, l, z);
-  const auto attn_out = at::linear(z.view({p.batch, p.length, c.n_heads * c.d_head}), w.w_o, w.b_o);
+  const auto attn_out = at::linear(z.view({p.batch, p.length, c.n_heads * c.value_head_dim()}), w.w_o, w.b_o);
   p.emit(HookKind::AttnOut, l, attn_out);
   return attn_out;
 }
@@ -224,7 +211,7 @@ at::Tensor mlp(const Pass& p, int l, const LayerWeights& w, const at::Tensor& h)
   const int64_t B = h.size(0), T = h.size(1);
   int64_t rows = p.blocking.mlp_rows;
   if (rows <= 0)
-    rows = std::max<int64_t>(1, kMlpChunkBytes / (B * c.d_mlp * static_cast<int64_t>(h.element_size())));
+    rows = std::max<int64_t>(1, kMlpChunkBytes / (B * c.widest_mlp() * static_cast<int64_t>(h.element_size())));
   at::Tensor out;
   if (rows >= T) {
     out = mlp_whole(c, w, h);

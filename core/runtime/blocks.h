@@ -41,7 +41,23 @@ struct Projections {
   const at::Tensor &w_q, &b_q, &w_k, &b_k, &w_v, &b_v, &w_o, &b_o;
   const at::Tensor &q_norm, &k_norm;  ///< config.qk_norm's gains; undefined: none
   const at::Tensor& sinks;            ///< [n_heads] learned sink logits (gpt-oss); undefined: none
+  /// Multi-head latent attention's (LayerWeights::w_q_a …); undefined for other models.
+  const at::Tensor &w_q_a, &q_a_norm, &w_kv_a, &kv_a_norm, &w_kv_b;
 };
+
+/// A layer's queries, keys and values before any rotation: q, k [batch, pos, heads, d_head],
+/// v [batch, pos, kv_heads, value_head_dim].
+struct QueryKeyValue {
+  at::Tensor q, k, v;
+};
+
+/// q (after config.qk_norm and the attention temperature), k (after qk_norm) and v of layer
+/// input `h` [batch, pos, d_model]; keys and values from `kv_input` where defined
+/// (cross-attention). Multi-head latent attention (ModelConfig::latent_attention()) through its
+/// latents: q = W_q·RMSNorm(W_q_a·h) (or W_q·h), [k_nope; v] = W_kv_b·RMSNorm(c) with [c; k_rope]
+/// = W_kv_a·h, each head's channels reordered rotary first (model_config.h).
+QueryKeyValue query_key_value(const ModelConfig& c, const Projections& w, const at::Tensor& h,
+                              const at::Tensor& positions, const at::Tensor& kv_input = {});
 
 /// config.qk_norm applied to a projection `x` [batch, pos, heads, d_head] with gain `weight`:
 /// RMSNorm over d_head (PerHead) or over heads·d_head (Whole), as HF Qwen3RMSNorm /
@@ -77,6 +93,10 @@ at::Tensor projection(const ModelConfig& c, const at::Tensor& h, const at::Tenso
 
 /// The activation function of `a` (tanh GELU for GeluNew, as HF `gelu_new` / BLOOM's).
 at::Tensor activation(Activation a, const at::Tensor& x);
+
+/// The gated MLP down(act(gate(x)) · up(x)) (+ biases where defined) of LayerWeights::w_gate,
+/// w_up, w_down on `h` [..., d_model] (SwiGLU, GeGLU; an MoE layer's shared expert).
+at::Tensor gated_mlp(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h);
 
 /// Token embeddings (+ token types) (+ the encoding's input term), then the embedding norm:
 /// [batch, pos, d_model] in the model's dtype. Emits hook_embed, hook_pe_state, hook_pos_embed.

@@ -208,12 +208,37 @@ std::string training_summary(const std::string& training_json) {
 std::string dense_mlp_widths(const ModelConfig& c) {
   std::string layers;
   int64_t width = 0;
-  for (size_t l = 0; l < c.layer_schemes.size(); ++l)
-    if (const int64_t w = c.layer_schemes[l].dense_mlp_width; w > 0) {
+  for (int64_t l = 0; l < c.n_layers; ++l)
+    if (const int64_t w = c.dense_mlp_width(l); w > 0) {
       layers += (layers.empty() ? "" : ", ") + std::to_string(l);
       width = w;
     }
-  return layers.empty() ? "" : ", " + std::to_string(width) + " on the dense layers " + layers;
+  if (layers.empty()) return "";
+  return ", " + std::to_string(width) + (layers.find(',') == std::string::npos ? " on the dense layer " : " on the dense layers ") +
+         layers;
+}
+
+/// " (16 rotary + 8 no-position channels, decoupled RoPE; values 12)" for multi-head latent
+/// attention; " (values 12)" where only the values' width differs; empty otherwise.
+std::string head_channels(const ModelConfig& c) {
+  const std::string values = c.value_head_dim() != c.d_head ? "values " + std::to_string(c.value_head_dim()) : "";
+  if (!c.latent_attention()) return values.empty() ? "" : " (" + values + ")";
+  return " (" + std::to_string(c.qk_rope_head_dim) + " rotary + " + std::to_string(c.d_head - c.qk_rope_head_dim) +
+         " no-position channels, decoupled RoPE" + (values.empty() ? "" : "; " + values) + ")";
+}
+
+/// How a mixture of experts chooses and weighs its experts, for `info`: ", sigmoid-weighted
+/// inputs", ", softmax over all experts × 16, top 3 of 8 groups", …
+std::string expert_routing(const ModelConfig& c) {
+  std::string out;
+  if (c.expert_routing == ExpertRouting::SigmoidOnInput) out = ", sigmoid-weighted inputs";
+  if (c.expert_routing == ExpertRouting::SoftmaxAll) out = ", weights softmax over all experts";
+  if (c.expert_routing == ExpertRouting::SigmoidBiased)
+    out = std::string(", weights sigmoid") + (c.norm_topk_prob ? " renormalised" : "") + ", chosen with a bias";
+  if (c.routed_scaling_factor != 1.0) out += " × " + significant(c.routed_scaling_factor, 4);
+  if (c.n_expert_groups > 1)
+    out += ", from the top " + std::to_string(c.topk_expert_groups) + " of " + std::to_string(c.n_expert_groups) + " groups";
+  return out;
 }
 
 }  // namespace
@@ -226,7 +251,6 @@ std::string describe(const LoadedModel& loaded) {
       << "architecture:      " << c.architecture << "\n"
       << "position encoding: " << loaded.model->position_encoding().describe() << "\n";
   if (c.per_layer_schemes()) {
-    out << "layer types:       " << layer_types_summary(c) << "\n";
     // Each distinct encoding of the layers, with the layers that use it.
     std::vector<std::pair<std::string, std::string>> encodings;
     for (int l = 0; l < c.n_layers; ++l) {
@@ -235,8 +259,13 @@ std::string describe(const LoadedModel& loaded) {
       if (it == encodings.end()) it = encodings.insert(encodings.end(), {d, ""});
       it->second += (it->second.empty() ? "" : ", ") + std::to_string(l);
     }
-    for (const auto& [encoding, layers] : encodings)
-      out << (layers.find(',') == std::string::npos ? "  layer " : "  layers ") << layers << ": " << encoding << "\n";
+    // Layers that differ only in their MLP (DeepSeek's dense first layers) have one type.
+    const auto types = layer_types_summary(c);
+    if (encodings.size() > 1 || types.find(';') != std::string::npos) {
+      out << "layer types:       " << types << "\n";
+      for (const auto& [encoding, layers] : encodings)
+        out << (layers.find(',') == std::string::npos ? "  layer " : "  layers ") << layers << ": " << encoding << "\n";
+    }
   }
   if (c.encoder_decoder())
     out << "encoder position:  " << loaded.model->encoder_position_encoding().describe() << "\n"
@@ -245,7 +274,7 @@ std::string describe(const LoadedModel& loaded) {
       << "n_layers:          " << c.n_layers << "\n"
       << "n_heads:           " << c.n_heads << "\n"
       << "n_kv_heads:        " << c.n_kv_heads << "\n"
-      << "d_head:            " << c.d_head << "\n"
+      << "d_head:            " << c.d_head << head_channels(c) << "\n"
       << "d_mlp:             " << c.d_mlp << dense_mlp_widths(c) << "\n"
       << "vocab:             " << c.vocab_size << "\n"
       << "n_ctx:             " << c.n_ctx << "\n"
@@ -262,11 +291,17 @@ std::string describe(const LoadedModel& loaded) {
         << (c.expert_activation == ExpertActivation::ClampedSwiGLU
                 ? "clamped SwiGLU at " + significant(c.swiglu_limit, 3)
                 : std::string("gated ") + to_string(c.activation))
-        << (c.expert_routing == ExpertRouting::SigmoidOnInput ? ", sigmoid-weighted inputs" : "")
-        << (c.shared_expert ? ", a shared expert" : "") << ")" << moe_layers
+        << expert_routing(c)
+        << (c.shared_expert ? ", a shared expert" : "")
+        << (c.shared_expert && c.shared_expert_width > 0 && c.shared_expert_width != c.d_mlp
+                ? " " + std::to_string(c.shared_expert_width) + " wide" : "")
+        << ")" << moe_layers
         << (moe_layers.empty() ? "" : ", a dense gated MLP on the others");
   else
     out << to_string(c.mlp) << " " << to_string(c.activation) << " MLP";
+  if (c.latent_attention())
+    out << ", multi-head latent attention (kv_lora_rank " << c.kv_lora_rank
+        << (c.q_lora_rank > 0 ? ", q_lora_rank " + std::to_string(c.q_lora_rank) : std::string()) << ")";
   if (c.attention_sinks) out << ", a learned attention sink per head";
   if (c.sliding_window) out << ", sliding window " << c.sliding_window;
   if (c.parallel_residual) out << ", parallel attention + MLP";

@@ -65,6 +65,18 @@ at::Tensor aligned_bias(const at::Tensor& bias, const at::Tensor& q) {
 FusedAttention fused_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& bias, bool causal, double scale, bool with_lse) {
 #if POSLENS_TORCH_AT_LEAST(2, 0)
+  if (v.size(-1) != q.size(-1)) {
+    // Values narrower or wider than q and k (MLA's v_head_dim): not every kernel takes them
+    // (flash attention needs one head size), so v is padded with zero channels to q's size,
+    // which add nothing to z, and z is cut back.
+    const int64_t dv = v.size(-1), dq = q.size(-1);
+    const auto vq = dv < dq ? at::constant_pad_nd(v, {0, dq - dv}) : v;
+    const auto qk = dv > dq ? at::constant_pad_nd(q, {0, dv - dq}) : q;
+    const auto kk = dv > dq ? at::constant_pad_nd(k, {0, dv - dq}) : k;
+    auto out = fused_attention(qk, kk, vq, bias, causal, scale, with_lse);
+    out.z = out.z.narrow(-1, 0, dv);
+    return out;
+  }
   const int64_t heads = q.size(1);
   const auto mask = float_bias(bias, q);
   const c10::optional<at::Tensor> attn_mask =

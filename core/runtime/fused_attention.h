@@ -22,13 +22,14 @@ bool fused_attention_enabled();
 
 /// One fused call's result.
 struct FusedAttention {
-  at::Tensor z;    ///< [batch, head, rows, d_head] in the inputs' dtype
+  at::Tensor z;    ///< [batch, head, rows, v's d_head] in the inputs' dtype
   at::Tensor lse;  ///< float32 [batch, head, rows]: log Σ_j exp(score_ij); defined when asked
 };
 
 /// softmax(scale·q·kᵀ + bias) v over one block of query rows.
 ///   q     [batch, head, rows, d_head]
-///   k, v  [batch, kv_head, keys, d_head], head h reading kv head h / (head / kv_head) (GQA)
+///   k, v  [batch, kv_head, keys, d_head], head h reading kv head h / (head / kv_head) (GQA);
+///         v's last size may differ (MLA's v_head_dim: v or q and k padded with zero channels)
 ///   bias  undefined, bool [rows, keys] (true: visible) or float [batch or 1, head or 1, rows,
 ///         keys] added to the scores (−inf hides a key; cast to q's dtype, as HF's SDPA path
 ///         does); every row must see at least one key

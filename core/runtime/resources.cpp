@@ -16,13 +16,12 @@ namespace poslens {
 
 int64_t forward_working_bytes(const ModelConfig& c, int64_t batch, int64_t T, c10::ScalarType dtype) {
   const int64_t width = static_cast<int64_t>(c10::elementSize(dtype));
-  const int64_t qkv = (c.n_heads + 2 * c.n_kv_heads) * c.d_head;
+  const int64_t qkv = (c.n_heads + c.n_kv_heads) * c.d_head + c.n_kv_heads * c.value_head_dim();
   // Residual, normed input, attention output and z (4·d_model); q/k/v and the attention's
   // contiguous copies (2·qkv); float32 norms. The MLP's gate, up and product (3·d_mlp) run
   // over chunks of positions of at most kMlpChunkBytes each.
   const int64_t per_position = (4 * c.d_model + 2 * qkv) * width + 2 * c.d_model * 4;
-  int64_t d_mlp = c.d_mlp;  // the widest layer's (Llama 4 Maverick's dense layers are wider)
-  for (const auto& s : c.layer_schemes) d_mlp = std::max(d_mlp, s.dense_mlp_width);
+  const int64_t d_mlp = c.widest_mlp();  // Llama 4 Maverick's dense layers are wider
   const int64_t mlp = 3 * std::min(batch * T * d_mlp * width, kMlpChunkBytes + batch * d_mlp * width);
   const int64_t blocks = 4 * kAttentionBlockBytes;
   const int64_t logits_chunk = std::max<int64_t>(int64_t{64} << 20, batch * c.vocab_size * 4);
@@ -37,8 +36,10 @@ int64_t hook_bytes(const ModelConfig& c, const HookPoint& point, int64_t batch, 
   }
   int64_t width = c.d_model;
   switch (point.kind) {
-    case HookKind::Q: case HookKind::RotQ: case HookKind::Z: width = c.n_heads * c.d_head; break;
-    case HookKind::K: case HookKind::RotK: case HookKind::V: width = c.n_kv_heads * c.d_head; break;
+    case HookKind::Q: case HookKind::RotQ: width = c.n_heads * c.d_head; break;
+    case HookKind::Z: width = c.n_heads * c.value_head_dim(); break;
+    case HookKind::K: case HookKind::RotK: width = c.n_kv_heads * c.d_head; break;
+    case HookKind::V: width = c.n_kv_heads * c.value_head_dim(); break;
     case HookKind::Logits: width = c.vocab_size; break;
     default: break;
   }

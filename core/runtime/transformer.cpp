@@ -56,6 +56,14 @@ c10::ScalarType Transformer::dtype() const { return weights_.tok_embed.scalar_ty
 
 namespace {
 
+/// What a massive entry of `x` [batch, pos, d_model] becomes under "massive=mean"
+/// (ModelConfig::massive_means): its dimension's calibration mean, 0 where that is NaN,
+/// broadcast to x's shape in x's dtype.
+at::Tensor massive_values(const ModelConfig& c, const at::Tensor& x) {
+  const auto means = torch::tensor(c.massive_means, torch::kDouble).nan_to_num(0.0);
+  return means.to(x.device(), x.scalar_type()).expand(x.sizes());
+}
+
 /// The hook points of one stack of `n_layers` blocks, in forward order (`cross`: a decoder whose
 /// layers have cross-attention after their self-attention). `stack_pe` is the stack's encoding,
 /// `layer_pe(l)` layer l's (they differ with per-layer schemes).
@@ -173,7 +181,7 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
       if (c.ablate_massive_activations && !massive_ablated) {
         const auto massive = massive_entries(x);
         if (massive.any().item<bool>()) {
-          x = x.masked_fill(massive, 0.0);
+          x = c.massive_means.empty() ? x.masked_fill(massive, 0.0) : torch::where(massive, massive_values(c, x), x);
           massive_ablated = true;
         }
       }
@@ -283,8 +291,15 @@ std::pair<at::Tensor, at::Tensor> Transformer::qk_projections(int layer, const a
   if (layer == 0 && c.norm_placement == NormPlacement::Pre) h = blocks::embedding_norm(c, weights_, h);
   const auto in = blocks::attention_input_norm(c, weights_, layer);
   if (in.present) h = blocks::norm(c, h, in.weight, in.bias);
-  const auto q = blocks::qk_norm(c, blocks::projection(c, h, w.w_q, w.b_q, c.n_heads), w.q_norm).transpose(1, 2);
-  auto k = blocks::qk_norm(c, blocks::projection(c, h, w.w_k, w.b_k, c.n_kv_heads), w.k_norm).transpose(1, 2);
+  at::Tensor q, k;
+  if (c.latent_attention()) {  // MLA (no temperature on these models): through its latents
+    const auto qkv = blocks::query_key_value(c, blocks::self_attention(w), h, at::Tensor());
+    q = qkv.q.transpose(1, 2);
+    k = qkv.k.transpose(1, 2);
+  } else {
+    q = blocks::qk_norm(c, blocks::projection(c, h, w.w_q, w.b_q, c.n_heads), w.q_norm).transpose(1, 2);
+    k = blocks::qk_norm(c, blocks::projection(c, h, w.w_k, w.b_k, c.n_kv_heads), w.k_norm).transpose(1, 2);
+  }
   if (c.n_kv_heads != c.n_heads) k = k.repeat_interleave(c.n_heads / c.n_kv_heads, 1);
   return {q.to(torch::kFloat32), k.to(torch::kFloat32)};
 }

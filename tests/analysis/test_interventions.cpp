@@ -3,7 +3,8 @@
 // lowest half of θ_c; a head's temperature divides that head's logits and no other's; removing
 // gpt-oss's learned sinks makes every row of its patterns sum to 1; masking the first token as
 // a key gives every later row the softmax of its scores without key 0, on every attention path;
-// zeroing massive activations where they first appear equals the forward with them never made;
+// zeroing massive activations where they first appear equals the forward with them never made,
+// setting them to calibration means the forward with those values;
 // the intervened model names what it runs with, and its files record it; what does not apply
 // is refused with the reason; the CLI's spellings parse.
 #include <torch/torch.h>
@@ -14,7 +15,9 @@
 #include <limits>
 #include <string>
 
+#include "analysis/analysis_files.h"
 #include "analysis/interventions.h"
+#include "analysis/massive_activations.h"
 #include "core/base/error.h"
 #include "core/runtime/capture_sink.h"
 #include "core/formats/hdf5_reader.h"
@@ -241,6 +244,69 @@ TEST(Interventions, ZeroingMassiveActivationsEqualsTheForwardThatNeverMadeThem) 
                            plain.forward(ids)));
 }
 
+/// The planted model of ZeroingMassiveActivations…: layer 0 writes nothing, token 7's embedding
+/// holds `value` in dimension 3 (a massive entry when large), layer 1 is real.
+Transformer planted_massive(double value) {
+  const auto config = test::small_config(kRope, 2);
+  auto weights = test::random_model(config, 5).weights();
+  torch::NoGradGuard no_grad;
+  auto& first = weights.layers[0];
+  for (auto* t : {&first.w_o, &first.b_o, &first.w_down, &first.b_down})
+    if (t->defined()) *t = torch::zeros_like(*t);
+  weights.tok_embed = weights.tok_embed.clone();
+  weights.tok_embed[7][3] = value;
+  return Transformer(config, weights);
+}
+
+TEST(Interventions, MassiveActivationsSetToTheirCalibrationMeans) {
+  // Calibrated on the model's own input, whose massive entries (token 7 twice, dimension 3)
+  // are all 5000: setting them to their mean leaves every value as it was — the same logits.
+  LoadedModel loaded;
+  loaded.path = "planted";
+  loaded.model = std::make_unique<Transformer>(planted_massive(5000.0));
+  const std::vector<int64_t> ids = {1, 7, 4, 7, 9, 2};
+  auto m = compute_massive_activations(loaded, ids, 4);
+  ASSERT_TRUE(m.means.defined());
+  EXPECT_EQ(m.means_layer, 0);
+  EXPECT_EQ(m.means[3].item<double>(), 5000.0);
+  EXPECT_EQ(m.means.isnan().logical_not().sum().item<int64_t>(), 1) << "only dimension 3 was massive";
+  const auto path = (test::scratch_dir() / "massive_means.h5").string();
+  const AnalysisInput input{ids, std::vector<std::string>(ids.size(), "t")};
+  write_massive_activations_hdf5(path, m, input, export_metadata(loaded));
+  const auto batch = torch::tensor(ids, torch::kLong).unsqueeze(0);
+  const auto same = intervened_model(*loaded.model, parse_interventions({"massive=mean:" + path}));
+  EXPECT_TRUE(same->config().ablate_massive_activations);
+  EXPECT_THAT(same->config().interventions, HasSubstr("massive activations set to their means (" + path + ")"));
+  c10::InferenceMode inference;
+  const auto planted = loaded.model->forward(batch);
+  EXPECT_TRUE(torch::equal(same->forward(batch), planted));
+  // Means of 2500 (a file calibrated elsewhere): the forward of the table holding 2500 there —
+  // close to the planted one (the next RMSNorm sees one dominant entry either way, the paper's
+  // point), far from zeroing it.
+  m.means[3] = 2500.0;
+  write_massive_activations_hdf5(path, m, input, export_metadata(loaded));
+  const auto halved = intervened_model(*loaded.model, parse_interventions({"massive=mean:" + path}))->forward(batch);
+  EXPECT_TRUE(torch::allclose(halved, planted_massive(2500.0).forward(batch), 1e-5, 1e-5));
+  EXPECT_FALSE(torch::allclose(halved, planted, 1e-5, 1e-5));
+  const auto zeroed = intervened_model(*loaded.model, parse_interventions({"massive=zero"}))->forward(batch);
+  EXPECT_GT((zeroed - planted).abs().max().item<float>(), 100 * (halved - planted).abs().max().item<float>());
+  // What cannot work is named: both ablations, a file without means, means of another width.
+  EXPECT_THAT(test::error_of([&] { parse_interventions({"massive=zero", "massive=mean:" + path}); }),
+              HasSubstr("choose one"));
+  EXPECT_THAT(test::error_of([&] { parse_interventions({"massive=median"}); }), HasSubstr("massive=mean:FILE"));
+  LoadedModel plain;
+  plain.model = std::make_unique<Transformer>(test::random_model(test::small_config(kRope, 2), 5));
+  const auto none = compute_massive_activations(plain, ids, 4);
+  EXPECT_FALSE(none.means.defined());
+  write_massive_activations_hdf5(path, none, input, export_metadata(loaded));
+  EXPECT_THAT(test::error_of([&] { intervened_model(*loaded.model, parse_interventions({"massive=mean:" + path})); }),
+              HasSubstr("the file has no means"));
+  m.means = torch::zeros({5}, torch::kDouble);
+  write_massive_activations_hdf5(path, m, input, export_metadata(loaded));
+  EXPECT_THAT(test::error_of([&] { intervened_model(*loaded.model, parse_interventions({"massive=mean:" + path})); }),
+              HasSubstr("5 means, for a model with d_model"));
+}
+
 TEST(Interventions, TheModelNamesWhatItRunsWithAndItsFilesRecordIt) {
   const auto model = test::random_model(test::small_config(kRope, 2), 8);
   const auto iv = parse_interventions({"p-rope=0.5", "mask-first-key"});
@@ -277,7 +343,7 @@ TEST(Interventions, TheCliSpellingsParse) {
     parse_interventions({"massive=mean"});
     ADD_FAILURE();
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("needs the means over many sequences"));
+    EXPECT_THAT(e.what(), HasSubstr("massive=mean:FILE (a massive-activations file)"));
   }
   try {
     parse_interventions({"temperatur=L1:2"});

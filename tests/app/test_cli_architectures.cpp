@@ -126,7 +126,9 @@ TEST(CliArchitectures, InfoNamesEachFamily) {
            {"qwen3_sliding", "global: 0-1; local 4: 2-3"}, {"modernbert", "global: 0, 3; local ±2: 1-2"},
            {"phi3_long", "Phi3ForCausalLM"}, {"phi3_long", "sliding window 10"}, {"phi3", "longrope"},
            {"llama4_maverick", "a shared expert) on 2 of 4 layers, a dense gated MLP on the others"},
-           {"gpt_oss_mxfp4", "(U8: MXFP4 experts, dequantised)"}}) {
+           {"gpt_oss_mxfp4", "(U8: MXFP4 experts, dequantised)"},
+           {"deepseek_v3", "multi-head latent attention (kv_lora_rank 10, q_lora_rank 12)"},
+           {"deepseek_v2", "14 (8 rotary + 6 no-position channels, decoupled RoPE; values 5)"}}) {
     const auto r = cli("info " + model(name));
     ASSERT_EQ(r.code, 0) << name << ": " << r.output;
     EXPECT_THAT(r.output, HasSubstr(expected));

@@ -97,6 +97,7 @@ TEST(InterventionsPanel, FieldsBecomeTheCliSpecs) {
   EXPECT_EQ(intervention_specs(0.25, " L3H1:2,L5:0.5  L0H2:4 ", true, true, true),
             (QStringList{"p-rope=0.25", "temperature=L3H1:2", "temperature=L5:0.5", "temperature=L0H2:4",
                          "mask-first-key", "massive=zero", "no-sinks"}));
+  EXPECT_EQ(intervention_specs(0.0, "", false, false, false, " /data/means.h5 "), QStringList{"massive=mean:/data/means.h5"});
 }
 
 TEST(MainWindow, InterventionsPanelAppliesShowsAndRefusesWithADialog) {

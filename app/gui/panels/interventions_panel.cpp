@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -15,13 +16,14 @@
 namespace poslens::gui {
 
 QStringList intervention_specs(double p_rope, const QString& temperatures, bool mask_first_key, bool zero_massive,
-                               bool no_sinks) {
+                               bool no_sinks, const QString& massive_means) {
   QStringList specs;
   if (p_rope > 0) specs << QStringLiteral("p-rope=%1").arg(p_rope);
   for (const auto& entry : temperatures.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts))
     specs << QStringLiteral("temperature=") + entry;
   if (mask_first_key) specs << QStringLiteral("mask-first-key");
   if (zero_massive) specs << QStringLiteral("massive=zero");
+  if (!massive_means.trimmed().isEmpty()) specs << QStringLiteral("massive=mean:") + massive_means.trimmed();
   if (no_sinks) specs << QStringLiteral("no-sinks");
   return specs;
 }
@@ -49,6 +51,22 @@ InterventionsPanel::InterventionsPanel(Session& session) : Panel(session) {
   zero_massive_->setObjectName(QStringLiteral("interventionsZeroMassive"));
   zero_massive_->setToolTip(tr("Sun et al. 2024 (arXiv 2402.17762): the residual entries with |h| > 100 and "
                                "> 1000 × the median set to 0 at the first layer that has them"));
+  massive_means_ = new QLineEdit;
+  massive_means_->setObjectName(QStringLiteral("interventionsMassiveMeans"));
+  massive_means_->setPlaceholderText(tr("or set them to the means of a massive-activations file"));
+  massive_means_->setToolTip(tr("Sun et al. 2024 §3's other ablation: each massive entry set to its dimension's "
+                                "mean, as `poslens-cli massive-activations … --out F.h5` measured it on a "
+                                "calibration text"));
+  browse_means_ = new QPushButton(tr("Browse…"));
+  browse_means_->setObjectName(QStringLiteral("interventionsBrowseMeans"));
+  connect(browse_means_, &QPushButton::clicked, this, [this] {
+    const auto path = QFileDialog::getOpenFileName(widget_, tr("Massive-activation means"), QString(),
+                                                   tr("HDF5 files (*.h5 *.hdf5)"));
+    if (!path.isEmpty()) massive_means_->setText(path);
+  });
+  auto* means_row = new QHBoxLayout;
+  means_row->addWidget(massive_means_, 1);
+  means_row->addWidget(browse_means_);
   no_sinks_ = new QCheckBox(tr("Remove the learned sinks"));
   no_sinks_->setObjectName(QStringLiteral("interventionsNoSinks"));
   no_sinks_->setToolTip(tr("gpt-oss's learned sink logits dropped: each row's softmax over the keys alone"));
@@ -58,6 +76,7 @@ InterventionsPanel::InterventionsPanel(Session& session) : Panel(session) {
   layout->addLayout(form);
   layout->addWidget(mask_first_key_);
   layout->addWidget(zero_massive_);
+  layout->addLayout(means_row);
   layout->addWidget(no_sinks_);
   apply_ = new QPushButton(tr("Apply"));
   apply_->setObjectName(QStringLiteral("interventionsApply"));
@@ -83,16 +102,20 @@ InterventionsPanel::InterventionsPanel(Session& session) : Panel(session) {
 
 void InterventionsPanel::apply() {
   session().setInterventions(intervention_specs(p_rope_->value(), temperatures_->text(), mask_first_key_->isChecked(),
-                                                zero_massive_->isChecked(), no_sinks_->isChecked()));
+                                                zero_massive_->isChecked(), no_sinks_->isChecked(),
+                                                massive_means_->text()));
 }
 
 void InterventionsPanel::showSpecs(const QStringList& specs) {
   double p = 0.0;
   QStringList temperatures;
+  QString means;
   for (const auto& spec : specs) {
     if (spec.startsWith(QStringLiteral("p-rope="))) p = spec.section('=', 1).toDouble();
     if (spec.startsWith(QStringLiteral("temperature="))) temperatures << spec.section('=', 1);
+    if (spec.startsWith(QStringLiteral("massive=mean:"))) means = spec.mid(QStringLiteral("massive=mean:").size());
   }
+  massive_means_->setText(means);
   p_rope_->setValue(p);
   temperatures_->setText(temperatures.join(QStringLiteral(", ")));
   mask_first_key_->setChecked(specs.contains(QStringLiteral("mask-first-key")));
@@ -107,6 +130,8 @@ void InterventionsPanel::onModelOpened(const ModelSummary& model) {
   no_sinks_->setEnabled(model.learned_sinks || no_sinks_->isChecked());
   mask_first_key_->setEnabled(!model.encoder_decoder);
   zero_massive_->setEnabled(!model.encoder_decoder);
+  massive_means_->setEnabled(!model.encoder_decoder);
+  browse_means_->setEnabled(!model.encoder_decoder);
   status_->setText(model.interventions.isEmpty()
                        ? tr("Running the checkpoint as stored.")
                        : tr("Running with: %1.\nThe checkpoint's weights are unchanged; Reset restores it.")

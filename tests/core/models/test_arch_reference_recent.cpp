@@ -442,7 +442,7 @@ TEST(ArchReference, Phi3LongRopeShortAndLongFactorsAndFusedProjections) {
 // (POSLENS_ATTENTION_BLOCKS=3,5: windows and chunks cut across query blocks and key chunks).
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
   for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "gpt_oss_mxfp4", "qwen3_sliding", "modernbert", "phi3_long", "mixtral",
-                           "llama4", "llama4_maverick", "llama4_multimodal"}) {
+                           "llama4", "llama4_maverick", "llama4_multimodal", "deepseek_v2", "deepseek_v3"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;
