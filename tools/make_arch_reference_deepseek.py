@@ -10,16 +10,14 @@ dense layers before mixture-of-experts layers, V2's and V3's grouped routing.
 reference.safetensors as tools/make_arch_reference_recent.py writes it, plus router_top.{l} int64 [T, k]
 for each mixture-of-experts layer: each token's experts as HF's router chose them (sorted ascending).
 """
-import argparse
 import os
 
 import torch
 import transformers
 from safetensors.torch import load_file, save_file
 
-from make_arch_reference_recent import randomize_, save
+from make_arch_reference_recent import main, randomize_, save
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 torch.set_num_threads(1)
 
 # Shared shapes: 4 heads of 8 rotary + 6 no-position channels (d_head 14), values 5 wide; a latent of 10;
@@ -139,14 +137,5 @@ def case_deepseek_v2(out: str) -> None:
 CASES = {"deepseek_v2": case_deepseek_v2, "deepseek_v3": case_deepseek_v3}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=os.path.join(REPO, "tests/data/models"))
-    ap.add_argument("--only", nargs="*", choices=sorted(CASES), default=sorted(CASES))
-    args = ap.parse_args()
-    for case in args.only:
-        CASES[case](args.out)
-
-
 if __name__ == "__main__":
-    main()
+    main(CASES, __doc__.split("\n")[0])

@@ -413,14 +413,15 @@ CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "olmo2": case
          "llama4_multimodal": case_llama4_multimodal}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(cases: dict, description: str) -> None:
+    """The command line of the reference generators: --out DIR (default tests/data/models), --only CASE ..."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--out", default=os.path.join(REPO, "tests/data/models"))
-    ap.add_argument("--only", nargs="*", choices=sorted(CASES), default=sorted(CASES))
+    ap.add_argument("--only", nargs="*", choices=sorted(cases), default=sorted(cases))
     args = ap.parse_args()
     for case in args.only:
-        CASES[case](args.out)
+        cases[case](args.out)
 
 
 if __name__ == "__main__":
-    main()
+    main(CASES, __doc__.split("\n")[0])

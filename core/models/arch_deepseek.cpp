@@ -68,7 +68,8 @@ void read_routing(const nlohmann::json& j, const std::string& arch, ModelConfig&
     return;
   }
   c.expert_routing = ExpertRouting::SoftmaxAll;
-  const std::string method = j.value("topk_method", std::string("greedy"));
+  const auto t = j.find("topk_method");
+  const std::string method = t != j.end() && t->is_string() ? t->get<std::string>() : "greedy";
   if (method == "group_limited_greedy") {
     c.n_expert_groups = int_or(j, "n_group", 1, where);
     c.topk_expert_groups = int_or(j, "topk_group", 1, where);

@@ -112,13 +112,13 @@ at::Tensor embedding_norm(const ModelConfig& c, const ModelWeights& w, const at:
 }
 
 Projections self_attention(const LayerWeights& w) {
-  return {w.w_q,  w.b_q,    w.w_k,          w.b_k,    w.w_v,     w.b_v,      w.w_o,
-          w.b_o,  w.q_norm, w.k_norm,       w.attn_sinks, w.w_q_a, w.q_a_norm, w.w_kv_a,
-          w.kv_a_norm, w.w_kv_b};
+  return {w.w_q,  w.b_q,    w.w_k,    w.b_k,  w.w_v,  w.b_v,    w.w_o,     w.b_o,
+          w.q_norm, w.k_norm, w.attn_sinks, w.w_q_a, w.q_a_norm, w.w_kv_a, w.kv_a_norm, w.w_kv_b};
 }
 
 Projections cross_attention(const LayerWeights& w) {
-  return {w.w_cq, kNone, w.w_ck, kNone, w.w_cv, kNone, w.w_co, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone};
+  return {w.w_cq, kNone, w.w_ck, kNone, w.w_cv, kNone, w.w_co, kNone,
+          kNone,  kNone, kNone,  kNone, kNone,  kNone, kNone,  kNone};
 }
 
 at::Tensor qk_norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight) {

@@ -228,7 +228,8 @@ std::string head_channels(const ModelConfig& c) {
 }
 
 /// How a mixture of experts chooses and weighs its experts, for `info`: ", sigmoid-weighted
-/// inputs", ", softmax over all experts × 16, top 3 of 8 groups", …
+/// inputs", ", weights softmax over all experts × 16, from the top 3 of 8 groups", …; empty for
+/// the softmax of the top k.
 std::string expert_routing(const ModelConfig& c) {
   std::string out;
   if (c.expert_routing == ExpertRouting::SigmoidOnInput) out = ", sigmoid-weighted inputs";

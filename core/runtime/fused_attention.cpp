@@ -67,8 +67,8 @@ FusedAttention fused_attention(const at::Tensor& q, const at::Tensor& k, const a
 #if POSLENS_TORCH_AT_LEAST(2, 0)
   if (v.size(-1) != q.size(-1)) {
     // Values narrower or wider than q and k (MLA's v_head_dim): not every kernel takes them
-    // (flash attention needs one head size), so v is padded with zero channels to q's size,
-    // which add nothing to z, and z is cut back.
+    // (flash attention needs one head size), so the narrower side is padded with zero channels
+    // — nothing added to q·k (the scale is passed) or to z — and z is cut back to v's width.
     const int64_t dv = v.size(-1), dq = q.size(-1);
     const auto vq = dv < dq ? at::constant_pad_nd(v, {0, dq - dv}) : v;
     const auto qk = dv > dq ? at::constant_pad_nd(q, {0, dv - dq}) : q;

@@ -214,10 +214,10 @@ TEST(Interventions, TheMassiveCriterionIsSunEtAlsThreshold) {
   EXPECT_TRUE(massive[0][2][5].item<bool>() && massive[0][1][3].item<bool>());
 }
 
-TEST(Interventions, ZeroingMassiveActivationsEqualsTheForwardThatNeverMadeThem) {
-  // Layer 0 writes nothing (W_o = W_down = 0), so its output is the embedding; token 7's
-  // embedding carries one massive entry (5000 against a median |h| ≈ 0.34), which the
-  // intervention zeroes there — the same forward as a table whose entry is 0. Layer 1 is real.
+/// Layer 0 writes nothing (W_o = W_down = 0), so its output is the embedding; token 7's
+/// embedding holds `value` in dimension 3 (a massive entry when large: 5000 against a median
+/// |h| ≈ 0.34); layer 1 is real.
+Transformer planted_massive(double value) {
   const auto config = test::small_config(kRope, 2);
   auto weights = test::random_model(config, 5).weights();
   torch::NoGradGuard no_grad;
@@ -225,12 +225,14 @@ TEST(Interventions, ZeroingMassiveActivationsEqualsTheForwardThatNeverMadeThem) 
   for (auto* t : {&first.w_o, &first.b_o, &first.w_down, &first.b_down})
     if (t->defined()) *t = torch::zeros_like(*t);
   weights.tok_embed = weights.tok_embed.clone();
-  weights.tok_embed[7][3] = 5000.0;
-  const Transformer planted(config, weights);
-  auto never = weights;
-  never.tok_embed = weights.tok_embed.clone();
-  never.tok_embed[7][3] = 0.0;
-  const Transformer without(config, never);
+  weights.tok_embed[7][3] = value;
+  return Transformer(config, weights);
+}
+
+TEST(Interventions, ZeroingMassiveActivationsEqualsTheForwardThatNeverMadeThem) {
+  // The planted massive entry zeroed where it first appears: the forward of a table whose entry is 0.
+  const auto planted = planted_massive(5000.0), without = planted_massive(0.0);
+  const auto config = planted.config();
   const auto ablated = intervened_model(planted, parse_interventions({"massive=zero"}));
   EXPECT_TRUE(ablated->config().ablate_massive_activations);
   const auto ids = torch::tensor(std::vector<int64_t>{1, 7, 4, 7, 9, 2}, torch::kLong).unsqueeze(0);
@@ -242,20 +244,6 @@ TEST(Interventions, ZeroingMassiveActivationsEqualsTheForwardThatNeverMadeThem) 
   const auto plain = test::random_model(config, 5);
   EXPECT_TRUE(torch::equal(intervened_model(plain, parse_interventions({"massive=zero"}))->forward(ids),
                            plain.forward(ids)));
-}
-
-/// The planted model of ZeroingMassiveActivations…: layer 0 writes nothing, token 7's embedding
-/// holds `value` in dimension 3 (a massive entry when large), layer 1 is real.
-Transformer planted_massive(double value) {
-  const auto config = test::small_config(kRope, 2);
-  auto weights = test::random_model(config, 5).weights();
-  torch::NoGradGuard no_grad;
-  auto& first = weights.layers[0];
-  for (auto* t : {&first.w_o, &first.b_o, &first.w_down, &first.b_down})
-    if (t->defined()) *t = torch::zeros_like(*t);
-  weights.tok_embed = weights.tok_embed.clone();
-  weights.tok_embed[7][3] = value;
-  return Transformer(config, weights);
 }
 
 TEST(Interventions, MassiveActivationsSetToTheirCalibrationMeans) {

@@ -61,6 +61,11 @@ inline void expect_parity(const std::string& name, const fs::path& path, bool to
   }
 }
 
+/// The poslens::Error loading the checkpoint folder `dir` (float32, CPU) throws.
+inline std::string load_error(const fs::path& dir) {
+  return error_of([&] { load_checkpoint(dir.string(), {"cpu", "float32", ""}); });
+}
+
 /// The `case` folder's config.json edited by `edit`, in a scratch folder with its weights.
 inline fs::path case_with(const std::string& name, const std::string& tag, const std::function<void(nlohmann::json&)>& edit) {
   const auto dir = scratch_dir() / (name + "-" + tag);

@@ -20,12 +20,9 @@ using ::testing::Not;
 using test::case_dir;
 using test::case_with;
 using test::expect_parity;
+using test::load_error;
 using test::Reference;
-namespace fs = std::filesystem;
 
-std::string load_error(const fs::path& dir) {
-  return test::error_of([&] { load_checkpoint(dir.string(), {"cpu", "float32", ""}); });
-}
 
 /// HF yarn_get_mscale(factor, m) = 0.1·m·ln(factor) + 1.
 double mscale(double factor, double m) { return 0.1 * m * std::log(factor) + 1.0; }
@@ -177,6 +174,13 @@ TEST(ArchReference, DeepseekConfigAndFileErrors) {
     write_safetensors((fp8 / "model.safetensors").string(), tensors);
   }
   EXPECT_THAT(load_error(fp8), HasSubstr("FP8 block-quantised weights (model.layers.0.self_attn.q_a_proj.weight_scale_inv)"));
+}
+
+// On a GPU (`ctest -L gpu`, tools/gpu_bench.sh): the same parity through CUDA's kernels — the
+// memory-efficient one with its row log-sum-exp, v padded to q's width.
+TEST(Gpu, DeepseekLatentAttentionParityOnCuda) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device in this LibTorch build";
+  for (const char* name : {"deepseek_v2", "deepseek_v3"}) expect_parity(name, case_dir(name), false, "cuda");
 }
 
 }  // namespace

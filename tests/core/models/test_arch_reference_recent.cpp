@@ -19,13 +19,10 @@ using ::testing::HasSubstr;
 using test::case_dir;
 using test::case_with;
 using test::expect_parity;
+using test::load_error;
 using test::Reference;
 namespace fs = std::filesystem;
 
-/// The poslens::Error loading the checkpoint folder `dir` (float32, CPU) throws.
-std::string load_error(const fs::path& dir) {
-  return test::error_of([&] { load_checkpoint(dir.string(), {"cpu", "float32", ""}); });
-}
 
 // Qwen3 (transformers 5.17, tools/make_arch_reference_recent.py): q/k RMSNorm per head, and
 // rope_theta 50000 where transformers >= 5 writes it (rope_parameters) — the default 10000 would
