@@ -22,6 +22,12 @@ The layouts (transformers 5.17, `tokenizers` 0.23.3, the pinned venv of scripts/
               decoder Replace("▁" -> " "), ByteFallback, Fuse; TemplateProcessing "<bos> $A".
   modernbert  ModernBERT (OLMo's GPT-NeoX-style BPE): ByteLevel(add_prefix_space false, trim_offsets
               true), TemplateProcessing "[CLS] $A [SEP]".
+  deepseek_v3 DeepSeek-V3 / V3.2, Kimi-style V3 checkpoints: three Isolated regex Splits — digit runs of up
+              to 3, Han/kana runs, DeepSeek's word/punctuation pattern — then ByteLevel(add_prefix_space
+              false, trim_offsets true, use_regex false); TemplateProcessing "<｜begin▁of▁sentence｜> $A".
+
+    ... tools/make_family_tokenizers.py SEEDS OUT_DIR [FAMILY ...] rewrites only those families'
+    components of the existing file (the others keep their trained vocabularies).
 
 Each case holds, with and without special tokens, the ids, tokens, UTF-8 byte offsets [start, end) and
 decode(ids, skip_special_tokens=True), the format of tests/data/tokenizers/components_reference.json
@@ -49,6 +55,8 @@ O200K = "|".join([
     r"""\s+""",
 ])
 QWEN2 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+DEEPSEEK_V3 = [r"\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+",
+               r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""]
 VOCAB = 1200
 
 
@@ -119,8 +127,20 @@ def modernbert():
     return t, specials, post, False
 
 
+def deepseek_v3():
+    t = Tokenizer(BPE(fuse_unk=False))
+    t.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(Regex(p), behavior="isolated", invert=False) for p in DEEPSEEK_V3] +
+        [pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)])
+    t.decoder = decoders.ByteLevel()
+    specials = ["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜▁pad▁｜>"]
+    post = processors.TemplateProcessing(single="<｜begin▁of▁sentence｜> $A",
+                                         special_tokens=[("<｜begin▁of▁sentence｜>", 0)])
+    return t, specials, post, False
+
+
 FAMILIES = {"llama3": llama3, "o200k": o200k, "qwen2": qwen2, "cohere": cohere, "gemma": gemma,
-            "modernbert": modernbert}
+            "modernbert": modernbert, "deepseek_v3": deepseek_v3}
 
 
 def trained(name, lines):
@@ -166,17 +186,23 @@ def main():
     with open(os.path.join(out_dir, "bert_uncased_reference.json"), encoding="utf-8") as f:
         texts = [c["text"] for c in json.load(f)["cases"]]
     texts += ["HTTPS://Example.com/a/b?c=1 CamelCaseWords XMLHttpRequest I'M WE'LL", "12345678 3.14159 1,000,000"]
+    only = sys.argv[3:]
+    out_path = os.path.join(out_dir, "families_reference.json")
     components = []
-    for name in FAMILIES:
+    if only:  # the other families as the file has them
+        with open(out_path, encoding="utf-8") as f:
+            components = [c for c in json.load(f)["components"] if c["name"] not in only]
+    for name in only or FAMILIES:
         t, j = trained(name, lines)
         components.append({"name": name, "tokenizer": j, "cases": [case(t, x) for x in texts]})
         print(f"{name}: {len(j['model']['vocab'])} tokens, {len(j['model']['merges'])} merges")
+    components.sort(key=lambda c: list(FAMILIES).index(c["name"]))
     data = {"generator": "tools/make_family_tokenizers.py",
             "reference": f"HF tokenizers (PyPI `tokenizers` {tokenizers.__version__})",
             "source": "BPE trained on ../shared/seeds in each family's layout (see the generator)",
             "offsets": "UTF-8 byte offsets [start, end), converted from the binding's character offsets",
             "components": components}
-    with open(os.path.join(out_dir, "families_reference.json"), "w", encoding="utf-8") as f:
+    with open(out_path, "w", encoding="utf-8") as f:
         json.dump(data, f, ensure_ascii=False, indent=None, separators=(",", ":"))
         f.write("\n")
 
