@@ -31,24 +31,16 @@ namespace poslens::arch {
 
 namespace {
 
-/// The RoPE scaling object of `j` (rope_parameters with a rope_type other than default, else
-/// rope_scaling), or null.
-nlohmann::json rope_scaling_of(const nlohmann::json& j) {
-  if (const auto s = j.find("rope_scaling"); s != j.end() && s->is_object()) return *s;
-  if (const auto p = j.find("rope_parameters"); p != j.end() && p->is_object() &&
-                                                p->value("rope_type", p->value("type", std::string("default"))) != "default")
-    return *p;
-  return nullptr;
-}
-
 /// HF yarn_apply_mscale: d_head^-1/2 times mscale(factor, mscale_all_dim)², mscale(s, m) =
-/// 0.1·m·ln(s) + 1 for s > 1 (else 1), when the scaling names a non-zero mscale_all_dim.
-double softmax_scale(const nlohmann::json& j, int64_t d_head, const std::string& where) {
+/// 0.1·m·ln(s) + 1 for s > 1 (else 1), when the rope component's scaling (rope_component: the
+/// config's rope_scaling, or its non-default rope_parameters) names a non-zero mscale_all_dim.
+double softmax_scale(const PositionComponentSpec& rope, int64_t d_head, const std::string& where) {
   double scale = 1.0 / std::sqrt(static_cast<double>(d_head));
-  const auto s = rope_scaling_of(j);
-  if (s.is_null()) return scale;
-  const double all_dim = number_or(s, "mscale_all_dim", 0.0, where + " rope scaling");
-  const double factor = number_or(s, "factor", 1.0, where + " rope scaling");
+  const auto params = nlohmann::json::parse(rope.params_json);
+  const auto s = params.find("rope_scaling");
+  if (s == params.end() || !s->is_object()) return scale;
+  const double all_dim = number_or(*s, "mscale_all_dim", 0.0, where + " rope scaling");
+  const double factor = number_or(*s, "factor", 1.0, where + " rope scaling");
   if (all_dim != 0.0 && factor > 1.0) {
     const double m = 0.1 * all_dim * std::log(factor) + 1.0;
     scale *= m * m;
@@ -105,10 +97,10 @@ ModelConfig deepseek_config_from_hf(const nlohmann::json& j, const std::string& 
     throw Error(where + ": num_key_value_heads " + std::to_string(kv) + " differs from num_attention_heads " +
                 std::to_string(c.n_heads) + " (latent attention gives every head its own key)");
   c.n_kv_heads = c.n_heads;
-  c.attn_scale = softmax_scale(j, c.d_head, where);
   const bool halves = v3 && !bool_or(j, "rope_interleave", true, where);
   c.pe_components = {rope_component(j, hf_rope_theta(j, 10000.0, where),
                                     halves ? RopePairing::HalfSplit : RopePairing::Interleaved, c.qk_rope_head_dim)};
+  c.attn_scale = softmax_scale(c.pe_components[0], c.d_head, where);
 
   // MLP: dense on the first first_k_dense_replace layers, experts after.
   const int64_t dense_width = c.d_mlp;  // intermediate_size
