@@ -34,9 +34,9 @@ struct LayerWeights {
   /// config.attention_sinks: one sink logit per head, [n_heads]; else undefined.
   at::Tensor attn_sinks;
   /// MlpType::MoE (x @ W): router [n_experts, d_model], experts_gate_up [n_experts, d_model,
-  /// 2·d_mlp] with gate and up interleaved (gate the even columns, up the odd), experts_down
-  /// [n_experts, d_mlp, d_model]; the biases [n_experts], [n_experts, 2·d_mlp], [n_experts,
-  /// d_model] where the family has them (gpt-oss), else undefined (Mixtral, Llama 4).
+  /// 2·d_mlp], gate and up interleaved (gate the even columns, up the odd), experts_down [n_experts,
+  /// d_mlp, d_model], both transposed views on LibTorch 2.x (weight_table.cpp); the biases [n_experts],
+  /// [n_experts, 2·d_mlp], [n_experts, d_model] where the family has them (gpt-oss), else undefined.
   at::Tensor router, router_bias, experts_gate_up, experts_gate_up_bias, experts_down, experts_down_bias;
   /// ExpertRouting::SigmoidBiased: added to σ(router logits) to choose the experts, not to
   /// weigh them (DeepSeek-V3's `e_score_correction_bias`), [n_experts]; else undefined.

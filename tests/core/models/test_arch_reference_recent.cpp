@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include <torch/version.h>
+
 #include "core/base/error.h"
 #include "core/runtime/blocks.h"
 
@@ -216,6 +218,12 @@ TEST(ArchReference, GptOssMxfp4ExpertsDequantisedOnLoad) {
   const auto& w = loaded.model->weights().layers[0];
   EXPECT_EQ(w.experts_gate_up.sizes(), (std::vector<int64_t>{4, 64, 64}));  // [E, d_model, 2·d_mlp]
   EXPECT_EQ(w.experts_down.sizes(), (std::vector<int64_t>{4, 32, 64}));     // [E, d_mlp, d_model]
+#if TORCH_VERSION_MAJOR >= 2  // laid out as nn.Linear's [out, in] rows (weight_table.cpp)
+  EXPECT_EQ(w.experts_gate_up.stride(1), 1);
+  EXPECT_EQ(w.experts_down.stride(1), 1);
+#else
+  EXPECT_TRUE(w.experts_gate_up.is_contiguous());
+#endif
   // Every weight an FP4 code times a power of two: at most 2 significant bits.
   const auto v = w.experts_down.abs().flatten();
   const auto nonzero = v.index({v.gt(0)});
