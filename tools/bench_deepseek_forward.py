@@ -3,6 +3,7 @@ transformers' at length (docs/performance.md, "DeepSeek's latent attention at le
 
   ~/.local/share/poslens/venv/bin/python tools/bench_deepseek_forward.py write DIR
   ~/.local/share/poslens/venv/bin/python tools/bench_deepseek_forward.py ids T FILE
+  ~/.local/share/poslens/venv/bin/python tools/bench_deepseek_forward.py write-fp8 DIR FP8DIR
   farm-bench -n 2 --timeout 585 --vs "$VENV/bin/python tools/bench_deepseek_forward.py hf DIR FILE float32" -- \\
       build-cuda/app/cli/poslens-cli run DIR --dtype float32 --tokens-file FILE --capture ln_final.hook_normalized \\
       --out /tmp/ds.h5
@@ -13,6 +14,9 @@ vocabulary: layer 0 dense (intermediate 10944), layer 1 a mixture of 64 experts 
 — 0.7B parameters, random (HF's init), stored bf16. `hf` loads it with DeepseekV2ForCausalLM.from_pretrained
 (SDPA attention) in DTYPE (default float32) and runs the same ids, printing the last position's top token, as
 PosLens's run does (`--capture ln_final.hook_normalized` keeps its output O(T·d_model)).
+`write-fp8` writes DIR's model as DeepSeek-V3's release stores its weights: every layer projection F8_E4M3
+with a float32 scale per 128×128 block, quantised by HF's own Fp8Quantize (which leaves the 576-row
+kv_a_proj_with_mqa unquantised: 128 does not divide it); `hf` on that folder dequantises on load.
 """
 import argparse
 import os
@@ -37,6 +41,29 @@ def write(out: str) -> None:
     print(f"wrote {out}: {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M parameters")
 
 
+def write_fp8(model_dir: str, out: str) -> None:
+    import json
+    import shutil
+    import types
+    from safetensors.torch import load_file, save_file
+    from transformers.integrations.finegrained_fp8 import Fp8Quantize
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(model_dir, "config.json")) as f:
+        config = json.load(f)
+    config["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3",
+                                     "weight_block_size": [128, 128]}
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    shutil.copy(os.path.join(model_dir, "generation_config.json"), out)
+    op = Fp8Quantize(types.SimpleNamespace(quantization_config=transformers.FineGrainedFP8Config()))
+    stored = {}
+    for name, t in load_file(os.path.join(model_dir, "model.safetensors")).items():
+        projection = ".layers." in name and name.endswith(".weight") and t.ndim == 2 and not name.endswith(".gate.weight")
+        stored.update(op._quantize_one(name, t) if projection else {name: t})
+    save_file(stored, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+    print(f"wrote {out}: {sum(t.dtype == torch.float8_e4m3fn for t in stored.values())} F8_E4M3 weights")
+
+
 def ids(T: int, path: str) -> None:
     gen = torch.Generator().manual_seed(T)
     with open(path, "w") as f:
@@ -55,12 +82,14 @@ def hf(model_dir: str, ids_path: str, dtype: str = "float32") -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("what", choices=["write", "ids", "hf"])
+    ap.add_argument("what", choices=["write", "write-fp8", "ids", "hf"])
     ap.add_argument("args", nargs="+")
     a = ap.parse_args()
     torch.set_num_threads(os.cpu_count() or 1)
     if a.what == "write":
         write(a.args[0])
+    elif a.what == "write-fp8":
+        write_fp8(*a.args)
     elif a.what == "ids":
         ids(int(a.args[0]), a.args[1])
     else:

@@ -19,6 +19,8 @@ constexpr DTypeRow kDTypes[] = {
     {StoredDType::I64, "I64", 8, at::kLong},      {StoredDType::I32, "I32", 4, at::kInt},
     {StoredDType::I16, "I16", 2, at::kShort},     {StoredDType::I8, "I8", 1, at::kChar},
     {StoredDType::U8, "U8", 1, at::kByte},        {StoredDType::Bool, "BOOL", 1, at::kBool},
+    // Last, so that kByte maps back to U8: LibTorch 1.13 has no float8 type, the bytes stay raw.
+    {StoredDType::F8_E4M3, "F8_E4M3", 1, at::kByte},
 };
 
 const DTypeRow& row(StoredDType dtype) {

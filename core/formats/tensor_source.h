@@ -11,16 +11,18 @@
 namespace poslens {
 
 /// Element type of a stored tensor, as named in safetensors ("F32", "F16", "BF16", ...).
-enum class StoredDType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool };
+/// F8_E4M3 is FP8 (OCP 8-bit floating point, E4M3 "fn": no infinities), the element type of
+/// block-quantised checkpoints; it loads as its raw bytes (core/formats/fp8.h decodes them).
+enum class StoredDType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool, F8_E4M3 };
 
 /// Every stored dtype's name, for error messages.
-inline constexpr char kStoredDTypeNames[] = "F32 F16 BF16 F64 I64 I32 I16 I8 U8 BOOL";
+inline constexpr char kStoredDTypeNames[] = "F32 F16 BF16 F64 I64 I32 I16 I8 U8 BOOL F8_E4M3";
 
 /// Name of a stored dtype in safetensors spelling ("F32").
 const char* to_string(StoredDType dtype);
 /// Size in bytes of one element.
 std::size_t element_size(StoredDType dtype);
-/// The LibTorch dtype of a stored dtype (F32 -> kFloat, BF16 -> kBFloat16, U8 -> kByte, ...).
+/// The LibTorch dtype of a stored dtype (F32 -> kFloat, BF16 -> kBFloat16, U8 and F8_E4M3 -> kByte, ...).
 at::ScalarType scalar_type(StoredDType dtype);
 /// The stored dtype named `name` in safetensors spelling ("BF16"); false for an unknown name.
 bool stored_dtype_from_name(const std::string& name, StoredDType* out);

@@ -20,7 +20,7 @@
 //    groups (ExpertRouting::SoftmaxAll / SigmoidBiased), times routed_scaling_factor.
 // Tensors of the multi-token-prediction layers past num_hidden_layers (V3's layer 61) are known
 // and not loaded, as HF does. FP8 block-quantised checkpoints (`weight_scale_inv`, DeepSeek-V3's
-// own release) are refused with the way to a bf16 copy.
+// own release) reach this table dequantised (core/formats/fp8.h, checkpoint loading).
 #include "core/models/hf_config.h"
 #include "core/formats/tensor_source.h"
 #include "core/base/error.h"
@@ -155,13 +155,6 @@ bool has_tensor(const TensorSource& source, const std::string& name) {
 }
 
 WeightTable deepseek_hf_table(const ModelConfig& c, const TensorSource& source) {
-  const std::string fp8_scale = ".weight_scale_inv";
-  for (const auto& info : source.tensors())
-    if (info.name.size() > fp8_scale.size() &&
-        info.name.compare(info.name.size() - fp8_scale.size(), fp8_scale.size(), fp8_scale) == 0)
-      throw Error(source.describe() + " holds FP8 block-quantised weights (" + info.name + "), which " +
-                  "PosLens does not dequantise yet; open a bf16 copy (DeepSeek's fp8_cast_bf16.py, or a bf16 "
-                  "upload of the same model)");
   const std::string p = "model.layers.{L}.";
   const int64_t E = c.n_experts;
   std::vector<int64_t> moe, dense;

@@ -371,8 +371,8 @@ TEST(SafetensorsBroken, EntryNotAnObject) {
 
 TEST(SafetensorsBroken, UnknownDType) {
   const std::string msg =
-      open_error(st_bytes(R"({"w":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", "x"));
-  EXPECT_TRUE(Contains(msg, "bad.safetensors: tensor \"w\": unknown dtype \"F8_E4M3\""));
+      open_error(st_bytes(R"({"w":{"dtype":"F8_E5M2","shape":[1],"data_offsets":[0,1]}})", "x"));
+  EXPECT_TRUE(Contains(msg, "bad.safetensors: tensor \"w\": unknown dtype \"F8_E5M2\""));
 }
 
 TEST(SafetensorsBroken, NegativeShapeDimension) {

@@ -9,12 +9,14 @@
 #include <cmath>
 
 #include "core/base/error.h"
+#include "core/formats/fp8.h"
 #include "core/runtime/blocks.h"
 #include "core/runtime/mixture_of_experts.h"
 
 namespace poslens {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using test::case_dir;
@@ -147,6 +149,38 @@ TEST(ArchReference, DeepseekV2PlainQueryAndGroupLimitedSoftmaxRouting) {
   EXPECT_FALSE(torch::allclose(plain.model->forward(ref.ids()).cpu(), ref["logits"], 0, 1e-4));
 }
 
+// DeepSeek-V3's own release format (tools/make_fp8_reference.py): deepseek_v3's layer projections
+// quantised by HF's Fp8Quantize to F8_E4M3 with a float32 scale per block of 2 rows × 4 columns
+// (quantization_config.weight_block_size; kv_b_proj stays float32, as HF leaves a weight its block
+// does not divide), against what HF computes after from_pretrained dequantises the folder on a CPU.
+TEST(ArchReference, DeepseekV3Fp8BlockQuantisedRelease) {
+  expect_parity("deepseek_v3_fp8", case_dir("deepseek_v3_fp8"));
+  const auto loaded = load_checkpoint(case_dir("deepseek_v3_fp8").string(), {"cpu", "float32", ""});
+  expect_routed_as_hf("deepseek_v3_fp8", *loaded.model);
+  EXPECT_THAT(loaded.stored_dtype, HasSubstr("F32+F8_E4M3 (F8_E4M3: 132 weights in FP8 blocks, dequantised)"));
+  // The scales are not parameters: the count of the float32 original.
+  EXPECT_EQ(loaded.n_params, load_checkpoint(case_dir("deepseek_v3").string(), {"cpu", "float32", ""}).n_params);
+  // Every code's value as PyTorch's float8_e4m3fn reads it.
+  const Reference ref("deepseek_v3_fp8");
+  const auto theirs = ref["e4m3_values"], nan = theirs.isnan();
+  EXPECT_TRUE(e4m3_values().isnan().equal(nan));
+  EXPECT_TRUE(e4m3_values().masked_fill(nan, 0).equal(theirs.masked_fill(nan, 0)));
+
+  const auto edited = [](const std::string& tag, const std::function<void(nlohmann::json&)>& edit) {
+    return load_error(case_with("deepseek_v3_fp8", tag, edit));
+  };
+  EXPECT_THAT(edited("block-4x2", [](nlohmann::json& j) { j["quantization_config"]["weight_block_size"] = {4, 2}; }),
+              HasSubstr("in FP8 blocks of [4, 2] (weight_block_size) needs"));
+  EXPECT_THAT(edited("block-text", [](nlohmann::json& j) { j["quantization_config"]["weight_block_size"] = "2x4"; }),
+              HasSubstr("quantization_config.weight_block_size must be two positive integers, got \"2x4\""));
+  EXPECT_THAT(edited("gptq", [](nlohmann::json& j) { j["quantization_config"]["quant_method"] = "gptq"; }),
+              HasSubstr("quantization_config.quant_method \"gptq\": PosLens dequantises \"fp8\""));
+  // Without a weight_block_size, DeepSeek's 128 × 128: one block per weight here, which the
+  // file's scales do not match.
+  EXPECT_THAT(edited("block-default", [](nlohmann::json& j) { j["quantization_config"].erase("weight_block_size"); }),
+              HasSubstr("in FP8 blocks of [128, 128] (weight_block_size) needs"));
+}
+
 // What a DeepSeek config or file can get wrong, each named.
 TEST(ArchReference, DeepseekConfigAndFileErrors) {
   const auto edited = [](const std::string& tag, const std::function<void(nlohmann::json&)>& edit) {
@@ -164,7 +198,7 @@ TEST(ArchReference, DeepseekConfigAndFileErrors) {
               HasSubstr("hidden_act \"gelu\" is not supported for DeepseekV3ForCausalLM"));
   EXPECT_THAT(load_error(case_with("deepseek_v2", "noaux", [](nlohmann::json& j) { j["topk_method"] = "noaux_tc"; })),
               HasSubstr("topk_method \"noaux_tc\" is not supported for DeepseekV2ForCausalLM"));
-  // DeepSeek-V3's own release: FP8 weights with a scale per 128×128 block.
+  // A scale_inv beside a weight that is not FP8 is not silently dropped.
   const auto fp8 = case_with("deepseek_v3", "fp8", [](nlohmann::json&) {});
   {
     SafetensorsFile file((fp8 / "model.safetensors").string());
@@ -173,7 +207,8 @@ TEST(ArchReference, DeepseekConfigAndFileErrors) {
     tensors.emplace_back("model.layers.0.self_attn.q_a_proj.weight_scale_inv", torch::ones({1, 1}));
     write_safetensors((fp8 / "model.safetensors").string(), tensors);
   }
-  EXPECT_THAT(load_error(fp8), HasSubstr("FP8 block-quantised weights (model.layers.0.self_attn.q_a_proj.weight_scale_inv)"));
+  EXPECT_THAT(load_error(fp8), AllOf(HasSubstr("unexpected tensors"),
+                                     HasSubstr("model.layers.0.self_attn.q_a_proj.weight_scale_inv")));
 }
 
 // On a GPU (`ctest -L gpu`, tools/gpu_bench.sh): the same parity through CUDA's kernels — the
