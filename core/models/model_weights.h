@@ -35,7 +35,7 @@ struct LayerWeights {
   at::Tensor attn_sinks;
   /// MlpType::MoE (x @ W): router [n_experts, d_model], experts_gate_up [n_experts, d_model,
   /// 2·d_mlp], gate and up interleaved (gate the even columns, up the odd), experts_down [n_experts,
-  /// d_mlp, d_model], both transposed views on LibTorch 2.x (weight_table.cpp); the biases [n_experts],
+  /// d_mlp, d_model], both transposed views on 2.x's CPU (weight_table.cpp); the biases [n_experts],
   /// [n_experts, 2·d_mlp], [n_experts, d_model] where the family has them (gpt-oss), else undefined.
   at::Tensor router, router_bias, experts_gate_up, experts_gate_up_bias, experts_down, experts_down_bias;
   /// ExpertRouting::SigmoidBiased: added to σ(router logits) to choose the experts, not to

@@ -105,11 +105,13 @@ std::vector<at::Tensor> split_fused(const at::Tensor& t, const WeightRule& rule,
 /// [n_experts, in, out]) in the memory layout this LibTorch's CPU GEMM is fastest with.
 /// LibTorch 2.x multiplies bfloat16 30-70x faster when W is a transposed view of nn.Linear's
 /// [out, in] rows (11 vs 340-790 ms for 20x2048 . 2048x2816; float32 about the same); 1.13
-/// (OpenBLAS) is faster on row-major [in, out] (47 vs 150 ms bfloat16), which stays. Shapes and
-/// values are unchanged. tools/bench_expert_layout.py, docs/performance.md.
+/// (OpenBLAS) is faster on row-major [in, out] (47 vs 150 ms bfloat16), which stays. cuBLAS takes
+/// either: on a GPU nothing is copied (no second copy of a layer's experts in device memory while
+/// loading). Shapes and values are unchanged. tools/bench_expert_layout.py, docs/performance.md.
 at::Tensor experts_in_gemm_layout(const at::Tensor& w) {
 #if TORCH_VERSION_MAJOR >= 2
-  return w.transpose(1, 2).contiguous().transpose(1, 2);
+  if (w.device().is_cpu()) return w.transpose(1, 2).contiguous().transpose(1, 2);
+  return w;
 #else
   return w;
 #endif
