@@ -8,6 +8,7 @@
 
 #include "core/base/error.h"
 #include "core/base/untrusted_json.h"
+#include "core/formats/memory_tensors.h"
 #include "core/models/architectures.h"
 #include "core/models/hf_config.h"
 #include "core/models/model_folder.h"
@@ -21,23 +22,6 @@ void require_poslens(const ModelConfig& c, const char* what) {
     throw Error(std::string(what) + " needs a PosLens-format model (docs/poslens-format.md), not " +
                 c.architecture);
 }
-
-/// Tensors held in memory, so that fresh weights go through the same loader (and its checks)
-/// as weights read from a file.
-class MemoryTensors : public TensorSource {
- public:
-  void add(std::string name, at::Tensor t) {
-    infos_.push_back({name, StoredDType::F32, t.sizes().vec()});
-    tensors_.emplace(std::move(name), std::move(t));
-  }
-  const std::vector<TensorInfo>& tensors() const override { return infos_; }
-  at::Tensor load(const std::string& name) const override { return tensors_.at(name); }
-  std::string describe() const override { return "freshly initialised weights"; }
-
- private:
-  std::vector<TensorInfo> infos_;
-  std::map<std::string, at::Tensor> tensors_;
-};
 
 at::Tensor draw(const WeightInit& init, const std::vector<int64_t>& shape) {
   const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
@@ -117,7 +101,7 @@ ModelWeights initialize_weights(const ModelConfig& config, uint64_t seed, BlockI
       pe_inits[w.name] = w.init;
 
   torch::manual_seed(seed);
-  MemoryTensors fresh;
+  MemoryTensors fresh("freshly initialised weights");
   const auto table = arch::poslens_table(config);
   std::map<std::string, int64_t> fan_in;  // "blocks.{L}.attn.q_proj" -> d_model
   for (const auto& rule : table.rules)
@@ -139,7 +123,7 @@ ModelWeights initialize_weights(const ModelConfig& config, uint64_t seed, BlockI
 
 ModelWeights weights_on(const ModelConfig& config, const ModelWeights& weights, c10::Device device) {
   require_poslens(config, "weights_on");
-  MemoryTensors tensors;
+  MemoryTensors tensors("freshly initialised weights");
   for (const auto& [name, t] : named_parameters(config, weights)) tensors.add(name, t.detach());
   return load_weights(tensors, arch::poslens_table(config), config, device, torch::kFloat32);
 }

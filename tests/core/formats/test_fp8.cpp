@@ -9,34 +9,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "core/base/error.h"
 #include "core/formats/fp8.h"
+#include "core/formats/memory_tensors.h"
 #include "fixtures.h"
 
 namespace poslens {
 namespace {
 
 using ::testing::HasSubstr;
-
-/// Tensors held in memory, with the stored dtype a file would declare.
-class MemorySource : public TensorSource {
- public:
-  void add(const std::string& name, StoredDType dtype, const at::Tensor& t) {
-    infos_.push_back({name, dtype, t.sizes().vec()});
-    data_[name] = t;
-  }
-  const std::vector<TensorInfo>& tensors() const override { return infos_; }
-  at::Tensor load(const std::string& name) const override { return data_.at(name); }
-  std::string describe() const override { return "memory.safetensors"; }
-
- private:
-  std::vector<TensorInfo> infos_;
-  std::map<std::string, at::Tensor> data_;
-};
 
 at::Tensor codes(std::vector<int> bytes, std::vector<int64_t> shape) {
   return torch::tensor(std::vector<int64_t>(bytes.begin(), bytes.end())).to(torch::kByte).view(shape);
@@ -94,10 +78,10 @@ TEST(Fp8, SourcePresentsEachWeightWithItsScaleAsOneTensor) {
   const auto w = codes({0x38, 0x40, 0xB8, 0x01, 0x30, 0x7E}, {2, 3});
   const auto s = torch::tensor({0.5f, 0.25f}).view({1, 2});
   const auto bias = torch::randn({3});
-  MemorySource file;
-  file.add("l.weight", StoredDType::F8_E4M3, w);
-  file.add("l.weight_scale_inv", StoredDType::F32, s);
-  file.add("l.bias", StoredDType::F32, bias);
+  MemoryTensors file("memory.safetensors");
+  file.add("l.weight", w, StoredDType::F8_E4M3);
+  file.add("l.weight_scale_inv", s);
+  file.add("l.bias", bias);
   const Fp8BlockDequantized source(file, {2, 2});
   EXPECT_EQ(source.quantised_count(), 1u);
   ASSERT_EQ(source.tensors().size(), 2u);
@@ -109,21 +93,21 @@ TEST(Fp8, SourcePresentsEachWeightWithItsScaleAsOneTensor) {
   EXPECT_TRUE(source.load("l.bias").equal(bias));
   EXPECT_EQ(source.describe(), "memory.safetensors");
 
-  MemorySource plain;
-  plain.add("l.bias", StoredDType::F32, bias);
-  plain.add("l.weight_scale_inv", StoredDType::F32, s);  // a lone scale stays: loading names it
+  MemoryTensors plain("memory.safetensors");
+  plain.add("l.bias", bias);
+  plain.add("l.weight_scale_inv", s);  // a lone scale stays: loading names it
   EXPECT_EQ(Fp8BlockDequantized(plain, {}).tensors().size(), 2u);
 
-  MemorySource lone;
-  lone.add("l.weight", StoredDType::F8_E4M3, w);
+  MemoryTensors lone("memory.safetensors");
+  lone.add("l.weight", w, StoredDType::F8_E4M3);
   EXPECT_THAT(test::error_of([&] { Fp8BlockDequantized{lone, {}}; }),
               HasSubstr("memory.safetensors: l.weight is F8_E4M3 without l.weight_scale_inv"));
   EXPECT_THAT(test::error_of([&] { Fp8BlockDequantized{file, {1, 2}}; }),
               HasSubstr("l.weight [2, 3] in FP8 blocks of [1, 2] (weight_block_size) needs l.weight_scale_inv F32 "
                         "[2, 2], it is F32 [1, 2]"));
-  MemorySource integer_scale;
-  integer_scale.add("l.weight", StoredDType::F8_E4M3, w);
-  integer_scale.add("l.weight_scale_inv", StoredDType::I32, s.to(torch::kInt));
+  MemoryTensors integer_scale("memory.safetensors");
+  integer_scale.add("l.weight", w, StoredDType::F8_E4M3);
+  integer_scale.add("l.weight_scale_inv", s.to(torch::kInt), StoredDType::I32);
   EXPECT_THAT(test::error_of([&] { Fp8BlockDequantized{integer_scale, {2, 2}}; }), HasSubstr("it is I32 [1, 2]"));
 }
 
