@@ -5,15 +5,13 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "core/base/error.h"
 #include "core/base/shape_text.h"
 
 namespace poslens {
 namespace {
-
-/// HF's naming (finegrained_fp8.py): `X_scale_inv` beside `X`, so `X.weight_scale_inv` for `X.weight`.
-std::string scale_name(const std::string& name) { return name + "_scale_inv"; }
 
 int64_t blocks_of(int64_t n, int64_t block) { return (n + block - 1) / block; }
 
@@ -31,7 +29,50 @@ std::string block_text(Fp8BlockSize b) {
   return "[" + std::to_string(b.rows) + ", " + std::to_string(b.cols) + "]";
 }
 
+int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (const auto d : shape) n *= d;
+  return n;
+}
+
+/// compressed-tensors' activation scales (QuantizationScheme input_activations / output_activations,
+/// kv_cache_scheme): `X.input_scale`, `X.output_scale`, `self_attn.k_scale`, ...
+bool is_activation_scale(const std::string& name) {
+  for (const char* suffix : {".input_scale", ".output_scale", ".q_scale", ".k_scale", ".v_scale"}) {
+    const std::string s = suffix;
+    if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) return true;
+  }
+  return false;
+}
+
+template <typename T, typename F>
+std::string joined(const std::vector<T>& items, const std::string& separator, F text) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + text(item);
+  return out;
+}
+
 }  // namespace
+
+Fp8BlockSize Fp8Strategy::block_for(int64_t R, int64_t C) const {
+  switch (kind) {
+    case Kind::Tensor: return {R, C};
+    case Kind::Channel: return {1, C};
+    case Kind::Group: return {1, block.cols};
+    case Kind::Block: break;
+  }
+  return block;
+}
+
+std::string Fp8Strategy::text() const {
+  switch (kind) {
+    case Kind::Tensor: return "per tensor";
+    case Kind::Channel: return "per output channel";
+    case Kind::Group: return "in groups of " + std::to_string(block.cols);
+    case Kind::Block: break;
+  }
+  return "in blocks of " + block_text(block);
+}
 
 const at::Tensor& e4m3_values() {
   static const at::Tensor values = [] {
@@ -62,55 +103,99 @@ at::Tensor dequantize_fp8_blocks(const at::Tensor& codes, const at::Tensor& scal
   const auto flat_codes = codes.reshape({-1, R, C});
   const auto flat_scales = scale_inv.to(torch::kFloat32).reshape({-1, scale_inv.size(-2), scale_inv.size(-1)});
   auto out = torch::empty({flat_codes.size(0), R, C});
+  // ~1M elements at a time, whatever the block (a per-tensor scale's block is the whole weight).
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, C));
   for (int64_t m = 0; m < flat_codes.size(0); ++m)
-    for (int64_t i = 0; i * block.rows < R; ++i) {
-      const int64_t r0 = i * block.rows, rows = std::min(block.rows, R - r0);
+    for (int64_t r0 = 0; r0 < R; r0 += chunk) {
+      const int64_t rows = std::min(chunk, R - r0);
       const auto row_codes = flat_codes[m].narrow(0, r0, rows);
       const auto values = e4m3_values().index_select(0, row_codes.flatten().to(torch::kLong)).view({rows, C});
-      const auto scales = flat_scales[m][i].repeat_interleave(block.cols).narrow(0, 0, C);  // [C]
+      const auto scale_rows = torch::arange(r0, r0 + rows, torch::kLong).div(block.rows, "floor");
+      const auto scales = flat_scales[m].index_select(0, scale_rows).repeat_interleave(block.cols, 1).narrow(1, 0, C);
       out[m].narrow(0, r0, rows).copy_(values * scales);
     }
   return out.view(codes.sizes());
 }
 
-Fp8BlockDequantized::Fp8BlockDequantized(const TensorSource& inner, Fp8BlockSize block)
-    : inner_(inner), block_(block) {
+Fp8Dequantized::Fp8Dequantized(const TensorSource& inner, Fp8Scaling scaling)
+    : inner_(inner), scaling_(std::move(scaling)) {
   std::map<std::string, const TensorInfo*> by_name;
   for (const auto& t : inner.tensors()) by_name[t.name] = &t;
-  std::set<std::string> scales;
+  std::set<std::string> hidden;
   for (const auto& t : inner.tensors()) {
     if (t.dtype != StoredDType::F8_E4M3) continue;
-    const auto scale = scale_name(t.name);
+    const auto scale = t.name + scaling_.scale_suffix;
     const auto s = by_name.find(scale);
     if (s == by_name.end())
       throw Error(inner.describe() + ": " + t.name + " is F8_E4M3 without " + scale +
-                  " (PosLens dequantises FP8 weights with a scale per block, quant_method \"fp8\"; "
-                  "per-tensor or activation scales are not read)");
-    const auto wanted = t.shape.size() >= 2 ? scale_shape(t.shape, block) : std::vector<int64_t>{};
-    if (!is_floating(s->second->dtype) || t.shape.size() < 2 || s->second->shape != wanted)
-      throw Error(inner.describe() + ": " + t.name + " " + shape_str(t.shape) + " in FP8 blocks of " +
-                  block_text(block) + " (weight_block_size) needs " + scale + " F32 " + shape_str(wanted) +
-                  ", it is " + to_string(s->second->dtype) + " " + shape_str(s->second->shape));
-    scale_of_[t.name] = scale;
-    scales.insert(scale);
+                  " (PosLens dequantises FP8 weights with float scales: quant_method \"fp8\" (X_scale_inv) "
+                  "and compressed-tensors' float-quantized (X.weight_scale))");
+    if (scaling_.strategies.empty())
+      throw Error(inner.describe() + ": " + t.name + " is F8_E4M3, but " + scaling_.origin + " quantises no weights");
+    // The tilings whose scale shape this scale has; a per-tensor scale may be stored as [1].
+    std::vector<Fp8Strategy> fits;
+    std::vector<std::vector<int64_t>> wanted;
+    for (const auto& strategy : scaling_.strategies) {
+      if (t.shape.size() < 2) break;
+      const auto block = strategy.block_for(t.shape[t.shape.size() - 2], t.shape.back());
+      wanted.push_back(scale_shape(t.shape, block));
+      if (s->second->shape == wanted.back() || (numel(wanted.back()) == 1 && numel(s->second->shape) == 1))
+        fits.push_back(strategy);
+    }
+    const auto tilings = joined(scaling_.strategies, " or ", [](const Fp8Strategy& x) { return x.text(); });
+    if (!is_floating(s->second->dtype) || fits.empty())
+      throw Error(inner.describe() + ": " + t.name + " " + shape_str(t.shape) + " scaled " + tilings + " (" +
+                  scaling_.origin + ") needs " + scale + " F32 " +
+                  joined(wanted, " or ", [](const std::vector<int64_t>& w) { return shape_str(w); }) + ", it is " +
+                  to_string(s->second->dtype) + " " + shape_str(s->second->shape));
+    const int64_t R = t.shape[t.shape.size() - 2], C = t.shape.back();
+    const auto clipped = [&](const Fp8Strategy& x) {
+      const auto b = x.block_for(R, C);
+      return std::make_pair(std::min(b.rows, R), std::min(b.cols, C));
+    };
+    for (const auto& other : fits)
+      if (clipped(other) != clipped(fits.front()))
+        throw Error(inner.describe() + ": " + scale + " " + shape_str(s->second->shape) + " reads as " +
+                    fits.front().text() + " and as " + other.text() + " (" + scaling_.origin + ") for " + t.name +
+                    " " + shape_str(t.shape) + "; PosLens cannot tell which");
+    quantised_[t.name] = {scale, fits.front().block_for(R, C), fits.front().text()};
+    hidden.insert(scale);
   }
   for (const auto& t : inner.tensors()) {
-    if (scales.count(t.name)) continue;
+    if (hidden.count(t.name)) continue;
+    if (scaling_.activation_scales && is_activation_scale(t.name)) {
+      ++activation_scales_;
+      continue;
+    }
     tensors_.push_back(t);
-    if (scale_of_.count(t.name)) tensors_.back().dtype = StoredDType::F32;
+    if (quantised_.count(t.name)) tensors_.back().dtype = StoredDType::F32;
   }
 }
 
-at::Tensor Fp8BlockDequantized::load(const std::string& name) const {
-  const auto it = scale_of_.find(name);
-  if (it == scale_of_.end()) return inner_.load(name);
-  return dequantize_fp8_blocks(inner_.load(name), inner_.load(it->second), block_, name);
+std::string Fp8Dequantized::summary() const {
+  if (quantised_.empty()) return "";
+  std::map<std::string, size_t> per_strategy;
+  for (const auto& q : quantised_) ++per_strategy[q.second.strategy];
+  std::string tilings;
+  for (const auto& [text, n] : per_strategy)
+    tilings += (tilings.empty() ? "" : ", ") + (per_strategy.size() > 1 ? std::to_string(n) + " " : "") + text;
+  const auto n = quantised_.size();
+  return std::to_string(n) + (n == 1 ? " weight" : " weights") + " dequantised, " + tilings +
+         (activation_scales_ ? "; " + std::to_string(activation_scales_) + " activation scales unread" : "");
 }
 
-void Fp8BlockDequantized::release(const std::string& name) const {
+at::Tensor Fp8Dequantized::load(const std::string& name) const {
+  const auto it = quantised_.find(name);
+  if (it == quantised_.end()) return inner_.load(name);
+  const auto codes = inner_.load(name);
+  const auto scale = inner_.load(it->second.scale).reshape(scale_shape(codes.sizes().vec(), it->second.block));
+  return dequantize_fp8_blocks(codes, scale, it->second.block, name);
+}
+
+void Fp8Dequantized::release(const std::string& name) const {
   inner_.release(name);
-  const auto it = scale_of_.find(name);
-  if (it != scale_of_.end()) inner_.release(it->second);
+  const auto it = quantised_.find(name);
+  if (it != quantised_.end()) inner_.release(it->second.scale);
 }
 
 }  // namespace poslens

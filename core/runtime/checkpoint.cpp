@@ -20,6 +20,7 @@
 #include "core/formats/fp8.h"
 #include "core/formats/llama2c.h"
 #include "core/formats/mxfp4.h"
+#include "core/formats/quantization_config.h"
 #include "core/tokenizers/llama2c_tokenizer.h"
 #include "core/tokenizers/tokenizer_files.h"
 #include "core/formats/safetensors.h"
@@ -56,29 +57,11 @@ fs::path config_in(const fs::path& folder) {
   return folder / "config.json";
 }
 
-/// What config.json's quantization_config asks of loading: FP8's block size (quant_method "fp8",
-/// `weight_block_size`, default [128, 128]; fp8.h); quant_method "mxfp4" needs nothing (mxfp4.h).
-/// Without a quantization_config, the default. Throws poslens::Error naming the file for a
-/// quant_method PosLens does not dequantise (gptq, awq, bitsandbytes, ...) or a malformed block size.
-Fp8BlockSize quantization_in(const fs::path& config) {
+/// What config.json's quantization_config asks of loading (quantization_config.h); the default
+/// without one or without a readable config.json (whose own errors come from the config reader).
+Fp8Scaling quantization_in(const fs::path& config) {
   std::ifstream in(config);
-  const auto json = nlohmann::json::parse(in, nullptr, false);
-  Fp8BlockSize block;
-  if (!json.is_object() || !json.contains("quantization_config")) return block;
-  const auto& q = json["quantization_config"];
-  const std::string method = q.is_object() && q.contains("quant_method") && q["quant_method"].is_string()
-                                 ? q["quant_method"].get<std::string>() : "";
-  if (method == "mxfp4") return block;
-  if (method != "fp8")
-    throw Error(config.string() + ": quantization_config.quant_method " + (method.empty() ? "missing" : "\"" + method + "\"") +
-                ": PosLens dequantises \"fp8\" (block scales) and \"mxfp4\" checkpoints; open an unquantised copy");
-  if (!q.contains("weight_block_size") || q["weight_block_size"].is_null()) return block;
-  const auto& size = q["weight_block_size"];
-  if (!size.is_array() || size.size() != 2 || !size[0].is_number_integer() || !size[1].is_number_integer() ||
-      size[0].get<int64_t>() < 1 || size[1].get<int64_t>() < 1)
-    throw Error(config.string() + ": quantization_config.weight_block_size must be two positive integers, got " +
-                size.dump());
-  return {size[0].get<int64_t>(), size[1].get<int64_t>()};
+  return fp8_scaling_in(nlohmann::json::parse(in, nullptr, false), config.string());
 }
 
 bool starts_with_zip_magic(const fs::path& path) {
@@ -151,13 +134,13 @@ void check_weights_fit(const std::string& where, const TensorSource& source, c10
 
 LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig config,
                    const LoadOptions& options, std::vector<std::string> weight_files,
-                   Fp8BlockSize fp8_block = {}) {
+                   Fp8Scaling fp8_scaling = {}) {
   const auto device = parse_device(options.device);
   const auto dtype = parse_dtype(options.dtype);
   config.validate();
-  // FP8 block-quantised weights (X + X_scale_inv) and gpt-oss's MXFP4 experts (X_blocks +
-  // X_scales) read as the tensors they stand for.
-  const Fp8BlockDequantized fp8(source, fp8_block);
+  // FP8 weights (X + X_scale_inv or X_scale) and gpt-oss's MXFP4 experts (X_blocks + X_scales)
+  // read as the tensors they stand for.
+  const Fp8Dequantized fp8(source, std::move(fp8_scaling));
   const Mxfp4Dequantized unpacked(fp8);
   check_weights_fit(out.path, unpacked, device, dtype);
   auto weights = load_weights(unpacked, weight_table_for(config, unpacked), config, device, dtype,
@@ -167,8 +150,7 @@ LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig conf
     out.tokenizer_note.clear();
   }
   out.stored_dtype = stored_dtypes(source) + (unpacked.packed_count() ? " (U8: MXFP4 experts, dequantised)" : "") +
-                     (fp8.quantised_count() ? " (F8_E4M3: " + std::to_string(fp8.quantised_count()) +
-                                                  " weights in FP8 blocks, dequantised)" : "");
+                     (fp8.quantised_count() ? " (F8_E4M3: " + fp8.summary() + ")" : "");
   out.weights_sha256 = sha256_of_files(weight_files);
   out.weight_files = std::move(weight_files);
   out.model = std::make_unique<Transformer>(std::move(config), std::move(weights));

@@ -9,18 +9,29 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
 #include "core/formats/fp8.h"
 #include "core/formats/memory_tensors.h"
+#include "core/formats/quantization_config.h"
 #include "fixtures.h"
 
 namespace poslens {
 namespace {
 
 using ::testing::HasSubstr;
+
+/// quant_method "fp8" with weight_block_size [rows, cols].
+Fp8Scaling blocks(int64_t rows, int64_t cols) {
+  Fp8Scaling s;
+  s.strategies = {{Fp8Strategy::Kind::Block, {rows, cols}}};
+  return s;
+}
 
 at::Tensor codes(std::vector<int> bytes, std::vector<int64_t> shape) {
   return torch::tensor(std::vector<int64_t>(bytes.begin(), bytes.end())).to(torch::kByte).view(shape);
@@ -82,7 +93,7 @@ TEST(Fp8, SourcePresentsEachWeightWithItsScaleAsOneTensor) {
   file.add("l.weight", w, StoredDType::F8_E4M3);
   file.add("l.weight_scale_inv", s);
   file.add("l.bias", bias);
-  const Fp8BlockDequantized source(file, {2, 2});
+  const Fp8Dequantized source(file, blocks(2, 2));
   EXPECT_EQ(source.quantised_count(), 1u);
   ASSERT_EQ(source.tensors().size(), 2u);
   EXPECT_EQ(source.tensors()[0].name, "l.weight");
@@ -92,23 +103,142 @@ TEST(Fp8, SourcePresentsEachWeightWithItsScaleAsOneTensor) {
   EXPECT_TRUE(source.load("l.weight").equal(torch::tensor({0.5f, 1.0f, -0.25f, std::ldexp(0.5f, -9), 0.25f, 112.0f}).view({2, 3})));
   EXPECT_TRUE(source.load("l.bias").equal(bias));
   EXPECT_EQ(source.describe(), "memory.safetensors");
+  EXPECT_EQ(source.summary(), "1 weight dequantised, in blocks of [2, 2]");
 
   MemoryTensors plain("memory.safetensors");
   plain.add("l.bias", bias);
   plain.add("l.weight_scale_inv", s);  // a lone scale stays: loading names it
-  EXPECT_EQ(Fp8BlockDequantized(plain, {}).tensors().size(), 2u);
+  EXPECT_EQ(Fp8Dequantized(plain, {}).tensors().size(), 2u);
 
   MemoryTensors lone("memory.safetensors");
   lone.add("l.weight", w, StoredDType::F8_E4M3);
-  EXPECT_THAT(test::error_of([&] { Fp8BlockDequantized{lone, {}}; }),
+  EXPECT_THAT(test::error_of([&] { Fp8Dequantized{lone, {}}; }),
               HasSubstr("memory.safetensors: l.weight is F8_E4M3 without l.weight_scale_inv"));
-  EXPECT_THAT(test::error_of([&] { Fp8BlockDequantized{file, {1, 2}}; }),
-              HasSubstr("l.weight [2, 3] in FP8 blocks of [1, 2] (weight_block_size) needs l.weight_scale_inv F32 "
+  EXPECT_THAT(test::error_of([&] { Fp8Dequantized{file, blocks(1, 2)}; }),
+              HasSubstr("l.weight [2, 3] scaled in blocks of [1, 2] (weight_block_size) needs l.weight_scale_inv F32 "
                         "[2, 2], it is F32 [1, 2]"));
   MemoryTensors integer_scale("memory.safetensors");
   integer_scale.add("l.weight", w, StoredDType::F8_E4M3);
   integer_scale.add("l.weight_scale_inv", s.to(torch::kInt), StoredDType::I32);
-  EXPECT_THAT(test::error_of([&] { Fp8BlockDequantized{integer_scale, {2, 2}}; }), HasSubstr("it is I32 [1, 2]"));
+  EXPECT_THAT(test::error_of([&] { Fp8Dequantized{integer_scale, blocks(2, 2)}; }), HasSubstr("it is I32 [1, 2]"));
+}
+
+// compressed-tensors' tilings (config_groups' weights.strategy): one scale per tensor (stored [1]),
+// per output channel [R, 1], per group of input columns [R, ceil(C / g)], per block; the
+// activation scales hidden and counted, never read.
+TEST(Fp8, CompressedTensorsScalesPerTensorChannelGroupAndBlock) {
+  const auto ones = torch::full({2, 5}, 0x38, torch::kByte);  // 1.0 everywhere
+  MemoryTensors file("ct.safetensors");
+  file.add("t.weight", ones, StoredDType::F8_E4M3);
+  file.add("t.weight_scale", torch::tensor({0.5f}));
+  file.add("t.input_scale", torch::tensor({0.01f}));
+  file.add("c.weight", ones, StoredDType::F8_E4M3);
+  file.add("c.weight_scale", torch::tensor({2.0f, 3.0f}).view({2, 1}));
+  file.add("g.weight", ones, StoredDType::F8_E4M3);
+  file.add("g.weight_scale", torch::tensor({1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f}).view({2, 3}));
+  file.add("b.weight", ones, StoredDType::F8_E4M3);
+  file.add("b.weight_scale", torch::tensor({7.0f, 8.0f}).view({1, 2}));
+  file.add("self_attn.k_scale", torch::tensor({1.0f}));
+  Fp8Scaling scaling{"_scale",
+                     {{Fp8Strategy::Kind::Tensor, {}},
+                      {Fp8Strategy::Kind::Channel, {}},
+                      {Fp8Strategy::Kind::Group, {1, 2}},
+                      {Fp8Strategy::Kind::Block, {2, 4}}},
+                     "quantization_config.config_groups",
+                     true};
+  const Fp8Dequantized source(file, scaling);
+  ASSERT_EQ(source.tensors().size(), 4u);  // the scales and both activation scales hidden
+  for (const auto& t : source.tensors()) EXPECT_EQ(t.dtype, StoredDType::F32) << t.name;
+  EXPECT_TRUE(source.load("t.weight").equal(torch::full({2, 5}, 0.5f)));
+  EXPECT_TRUE(source.load("c.weight").equal(torch::tensor({2.0f, 3.0f}).view({2, 1}).expand({2, 5})));
+  EXPECT_TRUE(source.load("g.weight").equal(
+      torch::tensor({1.0f, 1.0f, 2.0f, 2.0f, 3.0f, 4.0f, 4.0f, 5.0f, 5.0f, 6.0f}).view({2, 5})));
+  EXPECT_TRUE(source.load("b.weight").equal(
+      torch::tensor({7.0f, 7.0f, 7.0f, 7.0f, 8.0f, 7.0f, 7.0f, 7.0f, 7.0f, 8.0f}).view({2, 5})));
+  EXPECT_EQ(source.summary(),
+            "4 weights dequantised, 1 in blocks of [2, 4], 1 in groups of 2, 1 per output channel, 1 per tensor; "
+            "2 activation scales unread");
+
+  // Without the activation-scale rule (quant_method "fp8"), an input_scale is an unexpected tensor.
+  scaling.activation_scales = false;
+  EXPECT_EQ(Fp8Dequantized(file, scaling).tensors().size(), 6u);
+  // Groups of 3 and blocks of [1, 4] both make a [2, 5] weight's scale [2, 2] but tile it
+  // differently: refused.
+  MemoryTensors two("two.safetensors");
+  two.add("x.weight", ones, StoredDType::F8_E4M3);
+  two.add("x.weight_scale", torch::ones({2, 2}));
+  const Fp8Scaling clash{"_scale", {{Fp8Strategy::Kind::Group, {1, 3}}, {Fp8Strategy::Kind::Block, {1, 4}}},
+                         "quantization_config.config_groups", true};
+  EXPECT_THAT(test::error_of([&] { Fp8Dequantized{two, clash}; }),
+              HasSubstr("two.safetensors: x.weight_scale [2, 2] reads as in groups of 3 and as in blocks of [1, 4] "
+                        "(quantization_config.config_groups) for x.weight [2, 5]; PosLens cannot tell which"));
+  const Fp8Scaling none{"_scale", {}, "quantization_config.config_groups", true};
+  EXPECT_THAT(test::error_of([&] { Fp8Dequantized{two, none}; }),
+              HasSubstr("x.weight is F8_E4M3, but quantization_config.config_groups quantises no weights"));
+  const Fp8Scaling channel{"_scale", {{Fp8Strategy::Kind::Channel, {}}, {Fp8Strategy::Kind::Tensor, {}}},
+                           "quantization_config.config_groups", true};
+  EXPECT_THAT(test::error_of([&] { Fp8Dequantized{two, channel}; }),
+              HasSubstr("x.weight [2, 5] scaled per output channel or per tensor (quantization_config.config_groups) "
+                        "needs x.weight_scale F32 [2, 1] or [1, 1], it is F32 [2, 2]"));
+}
+
+// config.json's quantization_config as fp8_scaling_in reads it; what PosLens cannot read, named.
+TEST(Fp8, ScalingFromQuantizationConfig) {
+  using nlohmann::json;
+  const auto read = [](const json& q) { return fp8_scaling_in(json{{"quantization_config", q}}, "config.json"); };
+  EXPECT_EQ(fp8_scaling_in(json::object(), "config.json").strategies.size(), 1u);  // none: the default
+  const auto deepseek = read({{"quant_method", "fp8"}, {"weight_block_size", {2, 4}}});
+  EXPECT_EQ(deepseek.scale_suffix, "_scale_inv");
+  EXPECT_FALSE(deepseek.activation_scales);
+  ASSERT_EQ(deepseek.strategies.size(), 1u);
+  EXPECT_EQ(deepseek.strategies[0].text(), "in blocks of [2, 4]");
+  EXPECT_EQ(read({{"quant_method", "fp8"}}).strategies[0].text(), "in blocks of [128, 128]");
+  EXPECT_EQ(read({{"quant_method", "mxfp4"}}).scale_suffix, "_scale_inv");
+
+  const json fp8_weights = {{"num_bits", 8}, {"type", "float"}, {"symmetric", true}, {"strategy", "channel"}};
+  auto group = [&](const std::string& strategy, json extra = json::object()) {
+    json w = fp8_weights;
+    w["strategy"] = strategy;
+    w.update(extra);
+    return json{{"targets", {"Linear"}}, {"weights", w}, {"input_activations", nullptr}};
+  };
+  json ct = {{"quant_method", "compressed-tensors"}, {"format", "float-quantized"}, {"transform_config", json::object()},
+             {"sparsity_config", json::object()},
+             {"config_groups", {{"group_0", group("channel")}, {"group_1", group("tensor")},
+                                {"group_2", group("block", {{"block_structure", {16, 12}}})},
+                                {"group_3", group("group", {{"group_size", 64}})},
+                                {"group_4", group("channel")},
+                                {"kv", {{"targets", {"Attention"}}, {"weights", nullptr}}}}}};
+  const auto scaling = read(ct);
+  EXPECT_EQ(scaling.scale_suffix, "_scale");
+  EXPECT_TRUE(scaling.activation_scales);
+  std::vector<std::string> texts;
+  for (const auto& s : scaling.strategies) texts.push_back(s.text());
+  EXPECT_EQ(texts, (std::vector<std::string>{"per output channel", "per tensor", "in blocks of [16, 12]", "in groups of 64"}));
+
+  const auto refused = [&](const std::function<void(json&)>& edit) {
+    json q = ct;
+    edit(q);
+    return test::error_of([&] { read(q); });
+  };
+  EXPECT_THAT(refused([](json& q) { q["config_groups"]["group_0"]["format"] = "pack-quantized"; }),
+              HasSubstr("config.json: quantization_config.config_groups.group_0 format \"pack-quantized\": PosLens reads "
+                        "compressed-tensors' \"float-quantized\" FP8 weights"));
+  EXPECT_THAT(refused([](json& q) { q["config_groups"]["group_1"]["weights"]["type"] = "int"; }),
+              HasSubstr("quantization_config.config_groups.group_1.weights quantises weights to 8-bit int"));
+  EXPECT_THAT(refused([](json& q) { q["config_groups"]["group_1"]["weights"]["symmetric"] = false; }),
+              HasSubstr("quantises weights to asymmetric 8-bit float"));
+  EXPECT_THAT(refused([](json& q) { q["config_groups"]["group_0"]["weights"]["strategy"] = "token"; }),
+              HasSubstr("group_0.weights.strategy \"token\": PosLens reads FP8 weights scaled per tensor, channel, "
+                        "group or block"));
+  EXPECT_THAT(refused([](json& q) { q["config_groups"]["group_2"]["weights"].erase("block_structure"); }),
+              HasSubstr("quantization_config.config_groups.group_2.weights.block_structure must be two positive "
+                        "integers, got null"));
+  EXPECT_THAT(refused([](json& q) { q["transform_config"] = {{"config_groups", {{"u", json::object()}}}}; }),
+              HasSubstr("quantization_config.transform_config is set (the weights are stored rotated)"));
+  EXPECT_THAT(refused([](json& q) { q["quant_method"] = "awq"; }),
+              HasSubstr("quantization_config.quant_method \"awq\": PosLens dequantises \"fp8\" (block scales), "
+                        "\"compressed-tensors\" (FP8 weights) and \"mxfp4\""));
 }
 
 }  // namespace

@@ -157,7 +157,7 @@ TEST(ArchReference, DeepseekV3Fp8BlockQuantisedRelease) {
   expect_parity("deepseek_v3_fp8", case_dir("deepseek_v3_fp8"));
   const auto loaded = load_checkpoint(case_dir("deepseek_v3_fp8").string(), {"cpu", "float32", ""});
   expect_routed_as_hf("deepseek_v3_fp8", *loaded.model);
-  EXPECT_THAT(loaded.stored_dtype, HasSubstr("F32+F8_E4M3 (F8_E4M3: 132 weights in FP8 blocks, dequantised)"));
+  EXPECT_THAT(loaded.stored_dtype, HasSubstr("F32+F8_E4M3 (F8_E4M3: 132 weights dequantised, in blocks of [2, 4])"));
   // The scales are not parameters: the count of the float32 original.
   EXPECT_EQ(loaded.n_params, load_checkpoint(case_dir("deepseek_v3").string(), {"cpu", "float32", ""}).n_params);
   // Every code's value as PyTorch's float8_e4m3fn reads it.
@@ -170,7 +170,7 @@ TEST(ArchReference, DeepseekV3Fp8BlockQuantisedRelease) {
     return load_error(case_with("deepseek_v3_fp8", tag, edit));
   };
   EXPECT_THAT(edited("block-4x2", [](nlohmann::json& j) { j["quantization_config"]["weight_block_size"] = {4, 2}; }),
-              HasSubstr("in FP8 blocks of [4, 2] (weight_block_size) needs"));
+              HasSubstr("scaled in blocks of [4, 2] (weight_block_size) needs"));
   EXPECT_THAT(edited("block-text", [](nlohmann::json& j) { j["quantization_config"]["weight_block_size"] = "2x4"; }),
               HasSubstr("quantization_config.weight_block_size must be two positive integers, got \"2x4\""));
   EXPECT_THAT(edited("gptq", [](nlohmann::json& j) { j["quantization_config"]["quant_method"] = "gptq"; }),
@@ -178,7 +178,7 @@ TEST(ArchReference, DeepseekV3Fp8BlockQuantisedRelease) {
   // Without a weight_block_size, DeepSeek's 128 × 128: one block per weight here, which the
   // file's scales do not match.
   EXPECT_THAT(edited("block-default", [](nlohmann::json& j) { j["quantization_config"].erase("weight_block_size"); }),
-              HasSubstr("in FP8 blocks of [128, 128] (weight_block_size) needs"));
+              HasSubstr("scaled in blocks of [128, 128] (weight_block_size) needs"));
 }
 
 // What a DeepSeek config or file can get wrong, each named.

@@ -8,6 +8,7 @@
 #include "arch_reference.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <torch/version.h>
 
@@ -38,6 +39,34 @@ TEST(ArchReference, Qwen3QkNormPerHeadAndRopeParameters) {
   EXPECT_THAT(c.pe_components.at(0).params_json, HasSubstr("\"rope_theta\":50000"));
   EXPECT_THAT(c.to_json(), HasSubstr("\"qk_norm\":\"per_head\""));
   EXPECT_THAT(describe(loaded), HasSubstr("q/k RMSNorm per head"));
+}
+
+// Qwen3 quantised to FP8 by compressed-tensors (tools/make_compressed_fp8_reference.py), as
+// llm-compressor's "-FP8" / "-FP8-dynamic" / "-FP8-block" releases: layer 0 per output channel,
+// layer 1's attention per tensor (with static input scales), its MLP in blocks of [16, 12];
+// against HF's forward of the folder (compressed-tensors decompresses the weights).
+TEST(ArchReference, Qwen3Fp8CompressedTensors) {
+  expect_parity("qwen3_fp8_compressed", case_dir("qwen3_fp8_compressed"));
+  const auto loaded = load_checkpoint(case_dir("qwen3_fp8_compressed").string(), {"cpu", "float32", ""});
+  EXPECT_EQ(loaded.stored_dtype,
+            "F32+F8_E4M3 (F8_E4M3: 14 weights dequantised, 3 in blocks of [16, 12], 7 per output channel, "
+            "4 per tensor; 4 activation scales unread)");
+  EXPECT_EQ(loaded.n_params, load_checkpoint(case_dir("qwen3").string(), {"cpu", "float32", ""}).n_params);
+  const auto edited = [](const std::string& tag, const std::function<void(nlohmann::json&)>& edit) {
+    return load_error(case_with("qwen3_fp8_compressed", tag, edit));
+  };
+  EXPECT_THAT(edited("block-12x16",
+                     [](nlohmann::json& j) {
+                       j["quantization_config"]["config_groups"]["group_2"]["weights"]["block_structure"] = {12, 16};
+                     }),
+              HasSubstr("model.layers.1.mlp.down_proj.weight [32, 48] scaled per output channel or per tensor or in "
+                        "blocks of [12, 16] (quantization_config.config_groups) needs "
+                        "model.layers.1.mlp.down_proj.weight_scale F32 [32, 1] or [1, 1] or [3, 3], it is F32 [2, 4]"));
+  EXPECT_THAT(edited("w4a16", [](nlohmann::json& j) { j["quantization_config"]["format"] = "pack-quantized";
+                                                       for (auto& g : j["quantization_config"]["config_groups"])
+                                                         g.erase("format"); }),
+              HasSubstr("config_groups.group_0 format \"pack-quantized\": PosLens reads compressed-tensors' "
+                        "\"float-quantized\" FP8 weights"));
 }
 
 // OLMo 2 (transformers 5.17): norms on the sublayers' outputs, q/k RMSNorm over the whole
