@@ -10,7 +10,7 @@
 # Then the Python venv of scripts/python-requirements.txt (every package pinned): the PyTorch
 # wheel whose LibTorch 2.x + CUDA the second build links (scripts/build_cuda.sh), and HF
 # transformers, tokenizers, safetensors and TransformerLens for the reference scripts. It goes to
-# $POSLENS_VENV (default ~/.local/share/poslens/venv), is made again only when the requirements
+# $POSLENS_VENV (default ~/.local/share/poslens/venv), is brought to the pins when the requirements
 # change, and is skipped with `setup.sh --no-venv` (the Debian build alone needs none of it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,9 +89,15 @@ if ((with_venv)); then
   if cmp -s "$requirements" "$venv/poslens-requirements.txt"; then
     echo "setup: venv $venv is current"
   else
-    echo "setup: making the venv $venv from $requirements (~5 GB, the CUDA wheels included)"
-    rm -rf "$venv"
-    /usr/bin/python3 -m venv "$venv"
+    # An existing venv is brought to the pins (pip installs what is missing or differs: minutes,
+    # not the ~5 GB of wheels again); a missing or broken one is made afresh.
+    if [[ -x $venv/bin/pip ]] && "$venv/bin/python" -c "import sys" 2>/dev/null; then
+      echo "setup: bringing the venv $venv to $requirements"
+    else
+      echo "setup: making the venv $venv from $requirements (~5 GB, the CUDA wheels included)"
+      rm -rf "$venv"
+      /usr/bin/python3 -m venv "$venv"
+    fi
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
     cp "$requirements" "$venv/poslens-requirements.txt"
   fi

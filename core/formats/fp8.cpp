@@ -91,7 +91,7 @@ const at::Tensor& e4m3_values() {
 }
 
 at::Tensor dequantize_fp8_blocks(const at::Tensor& codes, const at::Tensor& scale_inv, Fp8BlockSize block,
-                                 const std::string& name) {
+                                 const std::string& name, c10::ScalarType out_dtype) {
   if (block.rows < 1 || block.cols < 1)
     throw Error(name + ": FP8 weight_block_size " + block_text(block) + " must be positive");
   if (codes.scalar_type() != at::kByte || codes.dim() < 2 || !at::isFloatingType(scale_inv.scalar_type()) ||
@@ -102,23 +102,34 @@ at::Tensor dequantize_fp8_blocks(const at::Tensor& codes, const at::Tensor& scal
   const int64_t R = codes.size(-2), C = codes.size(-1);
   const auto flat_codes = codes.reshape({-1, R, C});
   const auto flat_scales = scale_inv.to(torch::kFloat32).reshape({-1, scale_inv.size(-2), scale_inv.size(-1)});
-  auto out = torch::empty({flat_codes.size(0), R, C});
-  // ~1M elements at a time, whatever the block (a per-tensor scale's block is the whole weight).
+  auto out = torch::empty({flat_codes.size(0), R, C}, torch::TensorOptions().dtype(out_dtype));
+  // ~1M elements at a time, whatever the block (a per-tensor scale's block is the whole weight),
+  // through three buffers made once per weight and written in place: with the heap that
+  // set_up_compute keeps, fresh intermediates per chunk would leave holes between the weights.
   const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, C));
+  const int64_t buffer_rows = std::min(chunk, R);
+  auto indices = torch::empty({buffer_rows * C}, torch::kLong);
+  auto values = torch::empty({buffer_rows, C});
+  auto scales = torch::empty({buffer_rows, C});
+  const auto scale_cols = torch::arange(C, torch::kLong).div(block.cols, "floor");  // column -> its block
   for (int64_t m = 0; m < flat_codes.size(0); ++m)
     for (int64_t r0 = 0; r0 < R; r0 += chunk) {
       const int64_t rows = std::min(chunk, R - r0);
-      const auto row_codes = flat_codes[m].narrow(0, r0, rows);
-      const auto values = e4m3_values().index_select(0, row_codes.flatten().to(torch::kLong)).view({rows, C});
+      auto i = indices.narrow(0, 0, rows * C);
+      auto v = values.narrow(0, 0, rows);
+      auto s = scales.narrow(0, 0, rows);
+      i.copy_(flat_codes[m].narrow(0, r0, rows).reshape({-1}));
+      auto flat_v = v.view({-1});
+      at::index_select_out(flat_v, e4m3_values(), 0, i);
       const auto scale_rows = torch::arange(r0, r0 + rows, torch::kLong).div(block.rows, "floor");
-      const auto scales = flat_scales[m].index_select(0, scale_rows).repeat_interleave(block.cols, 1).narrow(1, 0, C);
-      out[m].narrow(0, r0, rows).copy_(values * scales);
+      at::index_select_out(s, flat_scales[m].index_select(0, scale_rows), 1, scale_cols);
+      out[m].narrow(0, r0, rows).copy_(v.mul_(s));
     }
   return out.view(codes.sizes());
 }
 
-Fp8Dequantized::Fp8Dequantized(const TensorSource& inner, Fp8Scaling scaling)
-    : inner_(inner), scaling_(std::move(scaling)) {
+Fp8Dequantized::Fp8Dequantized(const TensorSource& inner, Fp8Scaling scaling, c10::ScalarType dtype)
+    : inner_(inner), scaling_(std::move(scaling)), dtype_(dtype) {
   std::map<std::string, const TensorInfo*> by_name;
   for (const auto& t : inner.tensors()) by_name[t.name] = &t;
   std::set<std::string> hidden;
@@ -168,7 +179,10 @@ Fp8Dequantized::Fp8Dequantized(const TensorSource& inner, Fp8Scaling scaling)
       continue;
     }
     tensors_.push_back(t);
-    if (quantised_.count(t.name)) tensors_.back().dtype = StoredDType::F32;
+    if (quantised_.count(t.name))
+      tensors_.back().dtype = dtype_ == c10::kBFloat16 ? StoredDType::BF16
+                              : dtype_ == c10::kHalf   ? StoredDType::F16
+                                                       : StoredDType::F32;
   }
 }
 
@@ -189,7 +203,7 @@ at::Tensor Fp8Dequantized::load(const std::string& name) const {
   if (it == quantised_.end()) return inner_.load(name);
   const auto codes = inner_.load(name);
   const auto scale = inner_.load(it->second.scale).reshape(scale_shape(codes.sizes().vec(), it->second.block));
-  return dequantize_fp8_blocks(codes, scale, it->second.block, name);
+  return dequantize_fp8_blocks(codes, scale, it->second.block, name, dtype_);
 }
 
 void Fp8Dequantized::release(const std::string& name) const {

@@ -61,16 +61,20 @@ struct Fp8Scaling {
 const at::Tensor& e4m3_values();
 
 /// The dequantised W of `codes` (uint8 [..., R, C], FP8 E4M3 bytes) and `scale_inv` (floating
-/// [..., ceil(R / b_r), ceil(C / b_c)]): float32 [..., R, C], element (…, r, c) =
-/// e4m3_values()[codes[…, r, c]] · scale_inv[…, r / b_r, c / b_c], rounded once (float32).
+/// [..., ceil(R / b_r), ceil(C / b_c)]): `out_dtype` [..., R, C], element (…, r, c) =
+/// e4m3_values()[codes[…, r, c]] · scale_inv[…, r / b_r, c / b_c], the product in float32, then
+/// converted (bfloat16 / float16: the values float32's result .to(out_dtype) would give, without
+/// a float32 copy of the whole weight).
 /// Runs ~1M elements at a time: its intermediates stay ~20 MB whatever the block.
 /// Throws poslens::Error naming `name`, the shapes and the block size when they do not fit.
 at::Tensor dequantize_fp8_blocks(const at::Tensor& codes, const at::Tensor& scale_inv, Fp8BlockSize block,
-                                 const std::string& name);
+                                 const std::string& name, c10::ScalarType out_dtype = c10::kFloat);
 
 /// `inner` as the weight tables read it: every F8_E4M3 tensor with its scale is one F32 tensor of
 /// the same shape, dequantised when it is loaded (dequantize_fp8_blocks, the block its scale's
-/// shape and `scaling.strategies` give), its scale hidden; with `scaling.activation_scales`, the
+/// shape and `scaling.strategies` give) straight to `dtype` (float32, bfloat16 or float16: the
+/// dtype the model loads in, so no float32 copy of a weight is made), its scale hidden; with
+/// `scaling.activation_scales`, the
 /// activation scales hidden too; every other tensor as stored. A source without F8_E4M3 tensors
 /// reads as itself. `inner` must outlive this.
 class Fp8Dequantized : public TensorSource {
@@ -79,7 +83,7 @@ class Fp8Dequantized : public TensorSource {
   /// no strategy gives (the strategies and the shapes they need named), one two strategies read
   /// differently, or one that is not floating point (a lone scale stays as stored, so loading
   /// names it unexpected).
-  Fp8Dequantized(const TensorSource& inner, Fp8Scaling scaling);
+  Fp8Dequantized(const TensorSource& inner, Fp8Scaling scaling, c10::ScalarType dtype = c10::kFloat);
   /// How many F8_E4M3 tensors `inner` holds.
   size_t quantised_count() const { return quantised_.size(); }
   /// For the model's description: "132 weights dequantised, in blocks of [128, 128]"; with several
@@ -99,6 +103,7 @@ class Fp8Dequantized : public TensorSource {
   };
   const TensorSource& inner_;
   Fp8Scaling scaling_;
+  c10::ScalarType dtype_;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, Quantised> quantised_;  ///< each F8_E4M3 tensor
   size_t activation_scales_ = 0;                ///< hidden, unread

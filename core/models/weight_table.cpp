@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 #include <torch/version.h>
+#include <c10/core/CPUAllocator.h>
 
 #include <map>
 #include <set>
@@ -13,6 +14,13 @@
 
 namespace poslens {
 namespace {
+
+/// Whether `t` is the whole of an allocation of LibTorch's CPU allocator: not memory that
+/// torch::from_blob borrows (a source's memory map), nor a view keeping a larger block alive.
+bool owns_its_memory(const at::Tensor& t) {
+  return t.storage().data_ptr().get_deleter() == c10::GetCPUAllocator()->raw_deleter() &&
+         t.storage_offset() == 0 && t.storage().nbytes() == static_cast<size_t>(t.numel()) * t.element_size();
+}
 
 std::string with_layer(const std::string& pattern, int64_t layer) {
   std::string name = pattern;
@@ -219,12 +227,10 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
     }
     std::vector<std::string> names;
     std::vector<at::Tensor> experts;
-    const void* source_memory = nullptr;
     for (int64_t e = 0; e < (has_experts(name) ? config.n_experts : 1); ++e) {
       std::vector<at::Tensor> parts;
       for (const auto& part : alternatives(with_expert(name, e))) {
         const at::Tensor raw = read(rule, part);
-        if (!source_memory) source_memory = raw.data_ptr();
         parts.push_back(raw.to(dtype));
         names.push_back(part);
       }
@@ -235,8 +241,10 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
     if (rule.transpose) t = t.t();
     if (rule.to_runtime) t = rule.to_runtime(t);
     t = t.contiguous().to(device);
-    // Weights never alias the source's memory map: the model outlives the opened file.
-    if (t.data_ptr() == source_memory) t = t.clone();
+    // Weights never alias the source's memory map: the model outlives the opened file. A tensor
+    // the source made (dequantised) is kept as it is: a copy would leave a hole of its size in
+    // the heap set_up_compute keeps, one per weight.
+    if (t.device().is_cpu() && !owns_its_memory(t)) t = t.clone();
     // Copied: the mapped pages may go, so loading holds the file and the weights at once
     // only one rule's tensors at a time.
     for (const auto& n : names) source.release(n);

@@ -140,7 +140,7 @@ LoadedModel finish(LoadedModel out, const TensorSource& source, ModelConfig conf
   config.validate();
   // FP8 weights (X + X_scale_inv or X_scale) and gpt-oss's MXFP4 experts (X_blocks + X_scales)
   // read as the tensors they stand for.
-  const Fp8Dequantized fp8(source, std::move(fp8_scaling));
+  const Fp8Dequantized fp8(source, std::move(fp8_scaling), dtype);
   const Mxfp4Dequantized unpacked(fp8);
   check_weights_fit(out.path, unpacked, device, dtype);
   auto weights = load_weights(unpacked, weight_table_for(config, unpacked), config, device, dtype,

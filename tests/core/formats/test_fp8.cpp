@@ -78,6 +78,13 @@ TEST(Fp8, DequantisesPartialEdgeBlocks) {
   const auto both = dequantize_fp8_blocks(stacked, scales, {2, 2}, "e");
   EXPECT_TRUE(both[0].equal(expected));
   EXPECT_TRUE(both[1].equal(10 * expected));
+  // Straight to bfloat16 / float16: float32's values converted, no float32 weight made first.
+  const auto odd = torch::tensor({1.0f + 1.0f / 1024, 3.0f / 7, 5.0f / 3, 7.0f / 9, 0.1f, 0.3f}).view({2, 3});
+  for (const auto dtype : {torch::kBFloat16, torch::kHalf}) {
+    const auto direct = dequantize_fp8_blocks(c, odd, {2, 2}, "w", dtype);
+    EXPECT_EQ(direct.scalar_type(), dtype);
+    EXPECT_TRUE(direct.equal(dequantize_fp8_blocks(c, odd, {2, 2}, "w").to(dtype)));
+  }
   EXPECT_THAT(test::error_of([&] { dequantize_fp8_blocks(c, scale, {2, 4}, "x"); }),
               HasSubstr("x: FP8 blocks [2, 4] need uint8 codes [..., R, C] and floating scales [..., ceil(R / 2), "
                         "ceil(C / 4)], got [3, 5] and [2, 3]"));
@@ -104,6 +111,10 @@ TEST(Fp8, SourcePresentsEachWeightWithItsScaleAsOneTensor) {
   EXPECT_TRUE(source.load("l.bias").equal(bias));
   EXPECT_EQ(source.describe(), "memory.safetensors");
   EXPECT_EQ(source.summary(), "1 weight dequantised, in blocks of [2, 2]");
+  // In the dtype the model loads in.
+  const Fp8Dequantized in_bf16(file, blocks(2, 2), torch::kBFloat16);
+  EXPECT_EQ(in_bf16.tensors()[0].dtype, StoredDType::BF16);
+  EXPECT_TRUE(in_bf16.load("l.weight").equal(source.load("l.weight").to(torch::kBFloat16)));
 
   MemoryTensors plain("memory.safetensors");
   plain.add("l.bias", bias);

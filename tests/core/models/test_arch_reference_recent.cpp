@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <functional>
 
+#include <c10/core/CPUAllocator.h>
 #include <torch/version.h>
 
 #include "core/base/error.h"
@@ -39,6 +40,17 @@ TEST(ArchReference, Qwen3QkNormPerHeadAndRopeParameters) {
   EXPECT_THAT(c.pe_components.at(0).params_json, HasSubstr("\"rope_theta\":50000"));
   EXPECT_THAT(c.to_json(), HasSubstr("\"qk_norm\":\"per_head\""));
   EXPECT_THAT(describe(loaded), HasSubstr("q/k RMSNorm per head"));
+  // Weights never borrow the file's memory map (the model outlives the opened file), float32
+  // weights of a float32 file included: each is a block LibTorch's CPU allocator made.
+  const auto owned = [](const at::Tensor& t) {
+    return t.storage().data_ptr().get_deleter() == c10::GetCPUAllocator()->raw_deleter();
+  };
+  const auto& w = loaded.model->weights();
+  EXPECT_TRUE(owned(w.tok_embed));
+  EXPECT_TRUE(owned(w.final_norm));
+  for (const auto& layer : w.layers)
+    for (const auto& t : {layer.w_q, layer.w_k, layer.w_v, layer.w_o, layer.w_up, layer.w_down, layer.q_norm})
+      EXPECT_TRUE(owned(t));
 }
 
 // Qwen3 quantised to FP8 by compressed-tensors (tools/make_compressed_fp8_reference.py), as
@@ -52,6 +64,14 @@ TEST(ArchReference, Qwen3Fp8CompressedTensors) {
             "F32+F8_E4M3 (F8_E4M3: 14 weights dequantised, 3 in blocks of [16, 12], 7 per output channel, "
             "4 per tensor; 4 activation scales unread)");
   EXPECT_EQ(loaded.n_params, load_checkpoint(case_dir("qwen3").string(), {"cpu", "float32", ""}).n_params);
+  // Dequantised straight to the dtype asked: the values float32's weights converted.
+  const auto bf16 = load_checkpoint(case_dir("qwen3_fp8_compressed").string(), {"cpu", "bfloat16", ""});
+  const auto& w32 = loaded.model->weights().layers, &w16 = bf16.model->weights().layers;
+  for (size_t l = 0; l < w32.size(); ++l)
+    for (const auto f : {&LayerWeights::w_q, &LayerWeights::w_k, &LayerWeights::w_o, &LayerWeights::w_down}) {
+      EXPECT_EQ((w16[l].*f).scalar_type(), torch::kBFloat16);
+      EXPECT_TRUE((w16[l].*f).equal((w32[l].*f).to(torch::kBFloat16))) << "layer " << l;
+    }
   const auto edited = [](const std::string& tag, const std::function<void(nlohmann::json&)>& edit) {
     return load_error(case_with("qwen3_fp8_compressed", tag, edit));
   };
