@@ -102,7 +102,10 @@ at::Tensor dequantize_fp8_blocks(const at::Tensor& codes, const at::Tensor& scal
   const int64_t R = codes.size(-2), C = codes.size(-1);
   const auto flat_codes = codes.reshape({-1, R, C});
   const auto flat_scales = scale_inv.to(torch::kFloat32).reshape({-1, scale_inv.size(-2), scale_inv.size(-1)});
-  auto out = torch::empty({flat_codes.size(0), R, C}, torch::TensorOptions().dtype(out_dtype));
+  // `out` itself is returned, not a view of it: a view made with grad mode on keeps its base, so
+  // the loader would see a shared block and copy it (weight_table.cpp, is_private_block).
+  auto out = torch::empty(codes.sizes(), torch::TensorOptions().dtype(out_dtype));
+  auto flat_out = out.view({-1, R, C});
   // ~1M elements at a time, whatever the block (a per-tensor scale's block is the whole weight),
   // through three buffers made once per weight and written in place: with the heap that
   // set_up_compute keeps, fresh intermediates per chunk would leave holes between the weights.
@@ -123,9 +126,9 @@ at::Tensor dequantize_fp8_blocks(const at::Tensor& codes, const at::Tensor& scal
       at::index_select_out(flat_v, e4m3_values(), 0, i);
       const auto scale_rows = torch::arange(r0, r0 + rows, torch::kLong).div(block.rows, "floor");
       at::index_select_out(s, flat_scales[m].index_select(0, scale_rows), 1, scale_cols);
-      out[m].narrow(0, r0, rows).copy_(v.mul_(s));
+      flat_out[m].narrow(0, r0, rows).copy_(v.mul_(s));
     }
-  return out.view(codes.sizes());
+  return out;
 }
 
 Fp8Dequantized::Fp8Dequantized(const TensorSource& inner, Fp8Scaling scaling, c10::ScalarType dtype)

@@ -43,7 +43,7 @@ struct Fp8Strategy {
   Fp8BlockSize block;  ///< Block: one scale's rows × columns; Group: cols is the group size
   /// The block one scale covers in a weight of R rows and C columns.
   Fp8BlockSize block_for(int64_t R, int64_t C) const;
-  /// "blocks of [128, 128]", "per tensor", "per output channel", "groups of 128".
+  /// "in blocks of [128, 128]", "per tensor", "per output channel", "in groups of 128".
   std::string text() const;
 };
 
@@ -70,13 +70,12 @@ const at::Tensor& e4m3_values();
 at::Tensor dequantize_fp8_blocks(const at::Tensor& codes, const at::Tensor& scale_inv, Fp8BlockSize block,
                                  const std::string& name, c10::ScalarType out_dtype = c10::kFloat);
 
-/// `inner` as the weight tables read it: every F8_E4M3 tensor with its scale is one F32 tensor of
-/// the same shape, dequantised when it is loaded (dequantize_fp8_blocks, the block its scale's
-/// shape and `scaling.strategies` give) straight to `dtype` (float32, bfloat16 or float16: the
-/// dtype the model loads in, so no float32 copy of a weight is made), its scale hidden; with
-/// `scaling.activation_scales`, the
-/// activation scales hidden too; every other tensor as stored. A source without F8_E4M3 tensors
-/// reads as itself. `inner` must outlive this.
+/// `inner` as the weight tables read it: every F8_E4M3 tensor with its scale is one tensor of the
+/// same shape in `dtype` (float32, bfloat16 or float16: the dtype the model loads in, so no float32
+/// copy of a weight is made), dequantised when it is loaded (dequantize_fp8_blocks, the block its
+/// scale's shape and `scaling.strategies` give), its scale hidden; with
+/// `scaling.activation_scales` the activation scales hidden too; every other tensor as stored. A
+/// source without F8_E4M3 tensors reads as itself. `inner` must outlive this.
 class Fp8Dequantized : public TensorSource {
  public:
   /// Throws poslens::Error naming the tensor when an F8_E4M3 tensor has no scale, one whose shape

@@ -15,11 +15,13 @@
 namespace poslens {
 namespace {
 
-/// Whether `t` is the whole of an allocation of LibTorch's CPU allocator: not memory that
-/// torch::from_blob borrows (a source's memory map), nor a view keeping a larger block alive.
-bool owns_its_memory(const at::Tensor& t) {
+/// Whether `t` is a private block: the whole of an allocation of LibTorch's CPU allocator that
+/// nothing else references — not memory torch::from_blob borrows (a source's memory map), not a
+/// view keeping a larger block alive, not a tensor the source still holds (in-memory weights).
+bool is_private_block(const at::Tensor& t) {
   return t.storage().data_ptr().get_deleter() == c10::GetCPUAllocator()->raw_deleter() &&
-         t.storage_offset() == 0 && t.storage().nbytes() == static_cast<size_t>(t.numel()) * t.element_size();
+         t.storage_offset() == 0 && t.storage().nbytes() == static_cast<size_t>(t.numel()) * t.element_size() &&
+         t.use_count() == 1 && t.storage().use_count() == 1;
 }
 
 std::string with_layer(const std::string& pattern, int64_t layer) {
@@ -226,25 +228,36 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
                     std::to_string(config.n_experts) + " experts)");
     }
     std::vector<std::string> names;
-    std::vector<at::Tensor> experts;
-    for (int64_t e = 0; e < (has_experts(name) ? config.n_experts : 1); ++e) {
+    // One expert (or the one tensor) with its parts concatenated, in `dtype`.
+    auto expert = [&](int64_t e) {
       std::vector<at::Tensor> parts;
       for (const auto& part : alternatives(with_expert(name, e))) {
-        const at::Tensor raw = read(rule, part);
-        parts.push_back(raw.to(dtype));
+        parts.push_back(read(rule, part).to(dtype));
         names.push_back(part);
       }
-      experts.push_back(parts.size() == 1 ? parts.front() : torch::cat(parts, 0));
+      return parts.size() == 1 ? parts.front() : torch::cat(parts, 0);
+    };
+    at::Tensor t = expert(0);
+    if (has_experts(name)) {
+      // Stacked into one block made up front, each expert copied in and its pages released at
+      // once: no second full set of experts, and no freed per-expert blocks between weights.
+      auto first = t;
+      auto sizes = first.sizes().vec();
+      sizes.insert(sizes.begin(), config.n_experts);
+      t = torch::empty(sizes, first.options());
+      for (int64_t e = 0; e < config.n_experts; ++e) {
+        t[e].copy_(e == 0 ? first : expert(e));
+        for (const auto& n : names) source.release(n);
+        names.clear();
+      }
     }
-    at::Tensor t = has_experts(name) ? torch::stack(experts) : experts.front();
-    experts.clear();
     if (rule.transpose) t = t.t();
     if (rule.to_runtime) t = rule.to_runtime(t);
     t = t.contiguous().to(device);
-    // Weights never alias the source's memory map: the model outlives the opened file. A tensor
-    // the source made (dequantised) is kept as it is: a copy would leave a hole of its size in
-    // the heap set_up_compute keeps, one per weight.
-    if (t.device().is_cpu() && !owns_its_memory(t)) t = t.clone();
+    // Weights never alias the source's memory or tensors: the model outlives the opened file and
+    // owns its weights. A tensor the source made for this call (dequantised) is kept as it is: a
+    // copy would leave a hole of its size in the heap set_up_compute keeps, one per weight.
+    if (t.device().is_cpu() && !is_private_block(t)) t = t.clone();
     // Copied: the mapped pages may go, so loading holds the file and the weights at once
     // only one rule's tensors at a time.
     for (const auto& n : names) source.release(n);

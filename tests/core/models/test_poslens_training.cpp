@@ -143,6 +143,20 @@ TEST(PosLensTraining, SameSeedSameWeightsOtherSeedOtherWeights) {
   EXPECT_FALSE(torch::equal(a[0].second, c[0].second));
 }
 
+// weights_on onto the same device gives the model weights of its own (the trainer steps them in
+// place): equal values, no memory shared with the weights it was given.
+TEST(PosLensTraining, WeightsOnTheSameDeviceAreACopy) {
+  const auto config = read_config(config_text(kCases[13]));
+  const auto weights = initialize_weights(config, 1);
+  const auto original = named_parameters(config, weights);
+  const auto moved = named_parameters(config, weights_on(config, weights, c10::kCPU));
+  ASSERT_EQ(original.size(), moved.size());
+  for (size_t i = 0; i < original.size(); ++i) {
+    EXPECT_TRUE(torch::equal(original[i].second, moved[i].second)) << original[i].first;
+    EXPECT_NE(original[i].second.data_ptr(), moved[i].second.data_ptr()) << original[i].first;
+  }
+}
+
 TEST(PosLensTraining, InitialisationFollowsTheReferences) {
   const auto config = read_config(config_text(kCases[13]));  // RoPE + CoPE
   const auto weights = initialize_weights(config, 3);
