@@ -1,8 +1,10 @@
-// FP8 block quantisation (DeepSeek-V3's release, HF quant_method "fp8"; core/formats/fp8.h):
-// hand-computed E4M3 codes, partial edge blocks, leading dimensions, which way round a block
-// lies, and the source that presents each weight + weight_scale_inv as one float32 tensor. HF's
-// own dequantisation of a whole model, and PyTorch's float8_e4m3fn values of all 256 codes, are
-// the references of ArchReference.DeepseekV3Fp8BlockQuantisedRelease.
+// FP8 weights (core/formats/fp8.h, core/formats/quantization_config.h): DeepSeek-V3's blocks (HF
+// quant_method "fp8") and compressed-tensors' per-tensor / per-channel / group / block scales —
+// hand-computed E4M3 codes, partial edge blocks, leading dimensions, which way round a block lies,
+// the load dtype, the source that presents each weight + its scale as one tensor, and what
+// quantization_config PosLens reads or refuses. HF's own dequantisation of whole models, and
+// PyTorch's float8_e4m3fn values of all 256 codes, are the references of
+// ArchReference.DeepseekV3Fp8BlockQuantisedRelease and ArchReference.Qwen3Fp8CompressedTensors.
 #include <torch/torch.h>
 
 #include <gmock/gmock.h>
