@@ -172,7 +172,7 @@ Fp8Dequantized::Fp8Dequantized(const TensorSource& inner, Fp8Scaling scaling, c1
         throw Error(inner.describe() + ": " + scale + " " + shape_str(s->second->shape) + " reads as " +
                     fits.front().text() + " and as " + other.text() + " (" + scaling_.origin + ") for " + t.name +
                     " " + shape_str(t.shape) + "; PosLens cannot tell which");
-    quantised_[t.name] = {scale, fits.front().block_for(R, C), fits.front().text()};
+    quantised_[t.name] = {scale, fits.front()};
     hidden.insert(scale);
   }
   for (const auto& t : inner.tensors()) {
@@ -182,17 +182,15 @@ Fp8Dequantized::Fp8Dequantized(const TensorSource& inner, Fp8Scaling scaling, c1
       continue;
     }
     tensors_.push_back(t);
-    if (quantised_.count(t.name))
-      tensors_.back().dtype = dtype_ == c10::kBFloat16 ? StoredDType::BF16
-                              : dtype_ == c10::kHalf   ? StoredDType::F16
-                                                       : StoredDType::F32;
+    if (quantised_.count(t.name) && !stored_dtype_of(dtype_, &tensors_.back().dtype))
+      throw Error(inner.describe() + ": FP8 weights dequantise to float32, bfloat16 or float16");
   }
 }
 
 std::string Fp8Dequantized::summary() const {
   if (quantised_.empty()) return "";
   std::map<std::string, size_t> per_strategy;
-  for (const auto& q : quantised_) ++per_strategy[q.second.strategy];
+  for (const auto& q : quantised_) ++per_strategy[q.second.strategy.text()];
   std::string tilings;
   for (const auto& [text, n] : per_strategy)
     tilings += (tilings.empty() ? "" : ", ") + (per_strategy.size() > 1 ? std::to_string(n) + " " : "") + text;
@@ -205,8 +203,9 @@ at::Tensor Fp8Dequantized::load(const std::string& name) const {
   const auto it = quantised_.find(name);
   if (it == quantised_.end()) return inner_.load(name);
   const auto codes = inner_.load(name);
-  const auto scale = inner_.load(it->second.scale).reshape(scale_shape(codes.sizes().vec(), it->second.block));
-  return dequantize_fp8_blocks(codes, scale, it->second.block, name, dtype_);
+  const auto block = it->second.strategy.block_for(codes.size(-2), codes.size(-1));
+  const auto scale = inner_.load(it->second.scale).reshape(scale_shape(codes.sizes().vec(), block));
+  return dequantize_fp8_blocks(codes, scale, block, name, dtype_);
 }
 
 void Fp8Dequantized::release(const std::string& name) const {

@@ -97,8 +97,7 @@ class Fp8Dequantized : public TensorSource {
  private:
   struct Quantised {
     std::string scale;  ///< its scale's tensor
-    Fp8BlockSize block;
-    std::string strategy;  ///< Fp8Strategy::text()
+    Fp8Strategy strategy;  ///< how its scale tiles it
   };
   const TensorSource& inner_;
   Fp8Scaling scaling_;

@@ -241,15 +241,15 @@ ModelWeights load_weights(const TensorSource& source, const WeightTable& table,
     if (has_experts(name)) {
       // Stacked into one block made up front, each expert copied in and its pages released at
       // once: no second full set of experts, and no freed per-expert blocks between weights.
-      auto first = t;
-      auto sizes = first.sizes().vec();
+      auto sizes = t.sizes().vec();
       sizes.insert(sizes.begin(), config.n_experts);
-      t = torch::empty(sizes, first.options());
+      auto stacked = torch::empty(sizes, t.options());
       for (int64_t e = 0; e < config.n_experts; ++e) {
-        t[e].copy_(e == 0 ? first : expert(e));
+        stacked[e].copy_(e == 0 ? t : expert(e));
         for (const auto& n : names) source.release(n);
         names.clear();
       }
+      t = stacked;
     }
     if (rule.transpose) t = t.t();
     if (rule.to_runtime) t = rule.to_runtime(t);
