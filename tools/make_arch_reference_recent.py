@@ -69,6 +69,22 @@ def case_qwen3_sliding(out: str) -> None:
     save(out, "qwen3_sliding", model, ids)
 
 
+def case_qwen2_sliding(out: str) -> None:
+    """Qwen2ForCausalLM with use_sliding_window: 4 layers, max_window_layers 2, so layers 2 and 3 see the
+    last 4 keys (sliding_window 4); q/k/v biases and none on o_proj, GQA 4/2, head_dim 8. T = 13 > the
+    window. (Qwen2's and Qwen3's configs derive their sliding layers the same way.)"""
+    config = transformers.Qwen2Config(
+        vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, rope_theta=20000.0, rms_norm_eps=1e-6,
+        tie_word_embeddings=False, bos_token_id=1, use_sliding_window=True, sliding_window=4,
+        max_window_layers=2)
+    config._attn_implementation = "eager"
+    model = transformers.Qwen2ForCausalLM(config).eval()
+    randomize_(model, seed=35)
+    ids = torch.randint(2, 96, (1, 13), generator=torch.Generator().manual_seed(36))
+    save(out, "qwen2_sliding", model, ids)
+
+
 def case_olmo2(out: str) -> None:
     """Olmo2ForCausalLM: RMSNorm on the sublayers' outputs (none on their inputs), q/k RMSNorm over the
     whole projection (q_norm [4*8], k_norm [2*8]: GQA 4/2), rope_theta 20000 in rope_parameters."""
@@ -405,7 +421,8 @@ def save(out: str, case: str, model, ids: torch.Tensor, extra=None) -> None:
     print(f"{case}: logits {tuple(o.logits.shape)}, mean row max {row_max:.2f} -> {d}")
 
 
-CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
+CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "qwen2_sliding": case_qwen2_sliding,
+         "olmo2": case_olmo2, "gemma2": case_gemma2, "gemma3": case_gemma3,
          "smollm3": case_smollm3, "cohere2": case_cohere2, "gpt_oss": case_gpt_oss,
          "gpt_oss_mxfp4": case_gpt_oss_mxfp4,
          "modernbert": case_modernbert, "phi3": case_phi3, "phi3_long": case_phi3_long,

@@ -11,13 +11,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -36,8 +34,6 @@ using ojson = nlohmann::ordered_json;  // keeps the file's key order ("tensors i
 
 /// Largest accepted header, as in the reference implementation (MAX_HEADER_SIZE).
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
-/// Largest accepted index.json; real ones are a few hundred kB.
-constexpr std::uint64_t kMaxIndexBytes = 100'000'000;
 
 
 
@@ -282,107 +278,6 @@ void SafetensorsFile::release(const std::string& name) const {
 
 const std::map<std::string, std::string>& SafetensorsFile::metadata() const {
   return impl_->metadata;
-}
-
-// ---------------------------------------------------------------------------------------------
-// ShardedSafetensors
-
-struct ShardedSafetensors::Impl {
-  std::string index_path;
-  std::vector<std::unique_ptr<SafetensorsFile>> shards;  // order of first mention
-  std::vector<TensorInfo> infos;                         // weight_map order
-  std::unordered_map<std::string, const SafetensorsFile*> owner;
-};
-
-namespace {
-
-bool is_plain_file_name(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." &&
-         name.find('/') == std::string::npos && name.find('\\') == std::string::npos &&
-         name.find('\0') == std::string::npos && name.find("..") == std::string::npos;
-}
-
-}  // namespace
-
-ShardedSafetensors::ShardedSafetensors(const std::string& index_json_path)
-    : impl_(std::make_unique<Impl>()) {
-  Impl& m = *impl_;
-  m.index_path = index_json_path;
-  const std::string text = read_small_file(index_json_path, kMaxIndexBytes);
-  const ojson index =
-      parse_untrusted_json(text.data(), text.data() + text.size(), index_json_path, "index");
-  if (!index.is_object()) {
-    throw Error(index_json_path + ": index is a JSON " + std::string(index.type_name()) +
-                ", expected an object with \"weight_map\"");
-  }
-  const auto wm = index.find("weight_map");
-  if (wm == index.end() || !wm->is_object()) {
-    throw Error(index_json_path + ": missing object \"weight_map\" {tensor: shard file}");
-  }
-  const std::filesystem::path folder = std::filesystem::path(index_json_path).parent_path();
-  // Validate every shard name before opening any file.
-  for (const auto& item : wm->items()) {
-    if (!item.value().is_string()) {
-      throw Error(index_json_path + ": weight_map entry for tensor " + quoted(item.key()) +
-                  " is a JSON " + std::string(item.value().type_name()) +
-                  ", expected a shard file name");
-    }
-    const std::string& shard = item.value().get_ref<const std::string&>();
-    if (!is_plain_file_name(shard)) {
-      throw Error(index_json_path + ": weight_map entry for tensor " + quoted(item.key()) +
-                  " names shard " + quoted(shard) +
-                  ", which is not a plain file name inside the index's folder");
-    }
-  }
-  std::unordered_map<std::string, const SafetensorsFile*> by_shard_name;
-  std::unordered_map<const SafetensorsFile*, std::unordered_map<std::string, const TensorInfo*>>
-      shard_tensors;
-  for (const auto& item : wm->items()) {
-    const std::string& tensor = item.key();
-    const std::string& shard = item.value().get_ref<const std::string&>();
-    auto found = by_shard_name.find(shard);
-    if (found == by_shard_name.end()) {
-      m.shards.push_back(std::make_unique<SafetensorsFile>((folder / shard).string()));
-      found = by_shard_name.emplace(shard, m.shards.back().get()).first;
-    }
-    const SafetensorsFile* file = found->second;
-    auto& names = shard_tensors[file];
-    if (names.empty()) {
-      for (const TensorInfo& t : file->tensors()) names.emplace(t.name, &t);
-    }
-    const auto info = names.find(tensor);
-    if (info == names.end()) {
-      throw Error(index_json_path + ": weight_map puts tensor " + quoted(tensor) + " in " +
-                  file->describe() + ", which has no tensor of that name");
-    }
-    m.infos.push_back(*info->second);
-    m.owner.emplace(tensor, file);
-  }
-}
-
-ShardedSafetensors::~ShardedSafetensors() = default;
-
-const std::vector<TensorInfo>& ShardedSafetensors::tensors() const { return impl_->infos; }
-
-at::Tensor ShardedSafetensors::load(const std::string& name) const {
-  const auto it = impl_->owner.find(name);
-  if (it == impl_->owner.end()) {
-    throw Error(impl_->index_path + ": weight_map has no tensor named " + quoted(name));
-  }
-  return it->second->load(name);
-}
-
-std::string ShardedSafetensors::describe() const { return impl_->index_path; }
-
-std::vector<std::string> ShardedSafetensors::shard_paths() const {
-  std::vector<std::string> paths;
-  for (const auto& shard : impl_->shards) paths.push_back(shard->describe());
-  return paths;
-}
-
-void ShardedSafetensors::release(const std::string& name) const {
-  const auto it = impl_->owner.find(name);
-  if (it != impl_->owner.end()) it->second->release(name);
 }
 
 }  // namespace poslens

@@ -53,29 +53,6 @@ class SafetensorsFile : public TensorSource {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Several safetensors shards behind one `model.safetensors.index.json` ({"weight_map":
-/// {tensor: shard file}}, the Hugging Face transformers sharding convention). Shard names must
-/// be plain file names in the index's folder (no "/", "\\" or ".."); each distinct shard is
-/// opened and validated once. A tensor the index names but its shard lacks, a bad shard name, or
-/// a malformed index throws poslens::Error. tensors() lists the weight_map's tensors in index
-/// order (tensors a shard holds but the index does not name are not exposed); describe() is the
-/// index path; load() returns what SafetensorsFile::load returns.
-class ShardedSafetensors : public TensorSource {
- public:
-  explicit ShardedSafetensors(const std::string& index_json_path);
-  ~ShardedSafetensors() override;
-  const std::vector<TensorInfo>& tensors() const override;
-  at::Tensor load(const std::string& name) const override;
-  std::string describe() const override;
-  void release(const std::string& name) const override;
-  /// The shard files' paths, in order of first mention in the index.
-  std::vector<std::string> shard_paths() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
 /// Writes CPU tensors (any of the ten dtypes above; non-contiguous ones are made contiguous) to
 /// `path` as safetensors, data in the given order, "__metadata__" first when non-empty, the
 /// header padded with spaces to a multiple of 8 bytes as the reference writer does. Writes

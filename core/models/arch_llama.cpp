@@ -1,7 +1,7 @@
 // The Llama block family: llama2.c .bin files (Meta naming) and HF LlamaForCausalLM,
 // MistralForCausalLM (sliding window), Qwen2ForCausalLM (q/k/v biases) and Qwen3ForCausalLM
 // (modeling_qwen3: RMSNorm of q and k per head, `q_norm`/`k_norm` of head_dim, before RoPE;
-// sliding-window layers from `layer_types`, or from `max_window_layers` on with use_sliding_window),
+// and Qwen2: sliding-window layers from `layer_types`, or from `max_window_layers` on, with use_sliding_window),
 // SmolLM3ForCausalLM (modeling_smollm3: Llama's block with RoPE dropped on the layers whose
 // `no_rope_layers` entry is 0 — by default every `no_rope_layer_interval`-th (4th) layer),
 // MixtralForCausalLM (modeling_mixtral; Jiang et al. 2024, arXiv 2401.04088: Mistral's block whose
@@ -35,6 +35,40 @@ std::vector<bool> hf_rope_layers(const nlohmann::json& j, int64_t n_layers, cons
   return rotates;
 }
 
+namespace {
+
+/// Qwen2's and Qwen3's per-layer windows, as Qwen2Config / Qwen3Config (transformers >= 4.53)
+/// derive them: with use_sliding_window, the layers `layer_types` calls "sliding_attention" — or,
+/// without layer_types (older configs), the layers from `max_window_layers` (default 28) on — see
+/// the last `sliding_window` keys; without it every layer sees every key. Empty when no layer
+/// slides. Throws poslens::Error when layer_types lists sliding layers that would get no window
+/// (use_sliding_window false or sliding_window not positive: transformers silently runs them with
+/// full attention, which the config's author can hardly have meant).
+std::vector<LayerScheme> qwen_sliding_layers(const nlohmann::json& j, const ModelConfig& c, const std::string& arch,
+                                             const std::string& where) {
+  const std::string family = arch == "Qwen3ForCausalLM" ? "Qwen3" : "Qwen2";
+  const bool use = bool_or(j, "use_sliding_window", false, where);
+  std::vector<bool> sliding;
+  if (const auto t = j.find("layer_types"); t != j.end() && t->is_array()) {
+    sliding = hf_sliding_layers(j, c.n_layers, 1, where);
+  } else if (use) {
+    const int64_t first = int_or(j, "max_window_layers", 28, where);
+    for (int64_t l = 0; l < c.n_layers; ++l) sliding.push_back(l >= first);
+  }
+  if (std::find(sliding.begin(), sliding.end(), true) == sliding.end()) return {};
+  if (!use)
+    throw Error(where + ": " + family + " layer_types lists sliding_attention layers but use_sliding_window "
+                "is false (transformers would run them with full attention); set use_sliding_window or "
+                "make them full_attention");
+  const int64_t window = int_or(j, "sliding_window", 0, where);
+  if (window <= 0) throw Error(where + ": " + family + " sliding_attention layers need a positive sliding_window");
+  std::vector<LayerScheme> schemes;
+  for (const bool s : sliding) schemes.push_back({s ? window : 0, c.pe_components});
+  return schemes;
+}
+
+}  // namespace
+
 ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arch,
                                  const std::string& where) {
   ModelConfig c = hf_decoder_sizes(j, arch, 2048, where);
@@ -58,26 +92,9 @@ ModelConfig llama_config_from_hf(const nlohmann::json& j, const std::string& arc
   if (arch == "Qwen2ForCausalLM") {
     c.qkv_bias = true;  // Qwen2 always has q/k/v biases and none on o_proj
     c.attn_out_bias = false;
-    if (bool_or(j, "use_sliding_window", false, where))
-      throw Error(where + ": Qwen2 use_sliding_window=true is not supported yet");
   }
-  if (arch == "Qwen3ForCausalLM") {
-    c.qk_norm = QkNorm::PerHead;
-    // Sliding layers by layer_types, else (use_sliding_window) the layers from
-    // max_window_layers on, as Qwen3Config derives them.
-    std::vector<bool> sliding;
-    if (const auto t = j.find("layer_types"); t != j.end() && t->is_array()) {
-      sliding = hf_sliding_layers(j, c.n_layers, 1, where);
-    } else if (bool_or(j, "use_sliding_window", false, where)) {
-      const int64_t first = int_or(j, "max_window_layers", 28, where);
-      for (int64_t l = 0; l < c.n_layers; ++l) sliding.push_back(l >= first);
-    }
-    if (std::find(sliding.begin(), sliding.end(), true) != sliding.end()) {
-      const int64_t window = int_or(j, "sliding_window", 0, where);
-      if (window <= 0) throw Error(where + ": Qwen3 sliding_attention layers need a positive sliding_window");
-      for (const bool s : sliding) c.layer_schemes.push_back({s ? window : 0, c.pe_components});
-    }
-  }
+  if (arch == "Qwen3ForCausalLM") c.qk_norm = QkNorm::PerHead;
+  if (arch == "Qwen2ForCausalLM" || arch == "Qwen3ForCausalLM") c.layer_schemes = qwen_sliding_layers(j, c, arch, where);
   if (arch == "SmolLM3ForCausalLM") {
     c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", true, where);
     if (bool_or(j, "use_sliding_window", false, where))

@@ -24,6 +24,7 @@
 #include "core/tokenizers/llama2c_tokenizer.h"
 #include "core/tokenizers/tokenizer_files.h"
 #include "core/formats/safetensors.h"
+#include "core/formats/sharded_tensors.h"
 #include "core/formats/torch_zip.h"
 #include "core/models/weight_table.h"
 #include "core/runtime/resources.h"
@@ -367,27 +368,34 @@ LoadedModel load_checkpoint(const std::string& path_text, const LoadOptions& opt
       throw Error(path_text + ": folder has no config.json (expected an HF, PosLens or TransformerLens "
                               "checkpoint folder; TransformerLens: hooked_transformer_config.json)");
     auto config = read_hf_config(config_path.string());
+    // transformers' order of preference: safetensors, sharded or not, before pickles.
     const fs::path single = path / "model.safetensors";
     const fs::path index = path / "model.safetensors.index.json";
+    const fs::path bin_index = path / "pytorch_model.bin.index.json";
     std::unique_ptr<TensorSource> source;
     std::string storage;
     std::vector<std::string> files;
+    const auto open_sharded = [&](const fs::path& index_path, const ShardOpener& open, const std::string& kind) {
+      auto sharded = std::make_unique<ShardedTensors>(index_path.string(), open);
+      files = sharded->shard_paths();
+      storage = "sharded " + kind;
+      source = std::move(sharded);
+    };
     if (fs::is_regular_file(single)) {
       source = std::make_unique<SafetensorsFile>(single.string());
       storage = "safetensors";
       files = {single.string()};
     } else if (fs::is_regular_file(index)) {
-      auto sharded = std::make_unique<ShardedSafetensors>(index.string());
-      files = sharded->shard_paths();
-      source = std::move(sharded);
-      storage = "sharded safetensors";
+      open_sharded(index, [](const std::string& p) { return std::make_unique<SafetensorsFile>(p); }, "safetensors");
     } else if (const auto pickled = torch_zip_in(path); !pickled.empty()) {
       source = std::make_unique<TorchZipFile>(pickled.string());
       storage = "PyTorch zip " + pickled.filename().string();
       files = {pickled.string()};
+    } else if (fs::is_regular_file(bin_index)) {
+      open_sharded(bin_index, [](const std::string& p) { return std::make_unique<TorchZipFile>(p); }, "PyTorch zip");
     } else {
       throw Error(path_text + ": no model.safetensors, model.safetensors.index.json, "
-                              "pytorch_model.bin or model.pt in folder");
+                              "pytorch_model.bin, pytorch_model.bin.index.json or model.pt in folder");
     }
     out.format = config.format + " (" + storage + ")";
     if (options.tokenizer.empty())

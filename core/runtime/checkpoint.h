@@ -2,7 +2,7 @@
 // Opening a checkpoint of any supported format: detection, config, weights, tokenizer.
 //  - llama2.c `.bin` (legacy v0) with its tokenizer.bin beside it
 //  - a `.safetensors` file with config.json beside it
-//  - an HF folder: config.json + model.safetensors or model.safetensors.index.json
+//  - an HF folder: config.json + model.safetensors, pytorch_model.bin or their sharded index.json
 #include <memory>
 #include <string>
 
@@ -27,7 +27,7 @@ struct LoadOptions {
 
 struct LoadedModel {
   std::string path;          ///< the checkpoint as given
-  std::string format;        ///< "llama2.c", "safetensors", "huggingface (sharded safetensors)"
+  std::string format;        ///< "llama2.c", "safetensors", "huggingface (sharded safetensors)", "huggingface (sharded PyTorch zip)"
   std::string stored_dtype;  ///< dtype(s) of the stored tensors, e.g. "F32" or "BF16"
   int64_t n_params = 0;
   std::unique_ptr<Transformer> model;

@@ -1,4 +1,4 @@
-// Reader: poslens::ShardedSafetensors (core/formats/safetensors.cpp) - the
+// Reader: poslens::ShardedTensors over safetensors shards (core/formats/sharded_tensors.cpp) - the
 // `model.safetensors.index.json` of a sharded checkpoint ({"weight_map": {tensor: shard}}).
 // Input: the index JSON. The reader only takes a path: the input is written to
 // /dev/shm/poslens-fuzz-<pid>/model.safetensors.index.json, beside two small valid shards
@@ -8,9 +8,11 @@
 // a missing shard or tensor. Findings: any other exception, a sanitizer report, a shard opened
 // outside the index's folder, or an accepted index whose tensors cannot be loaded.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/formats/safetensors.h"
+#include "core/formats/sharded_tensors.h"
 #include "fuzz_common.h"
 
 using namespace poslens;
@@ -39,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = fuzz::scratch_path("model.safetensors.index.json");
   fuzz::write_file(path, data, size);
   fuzz::refuse([&] {
-    const ShardedSafetensors index(path);
+    const ShardedTensors index(path, [](const std::string& p) { return std::make_unique<SafetensorsFile>(p); });
     for (const std::string& shard_path : index.shard_paths())
       if (shard_path.rfind(fuzz::scratch_dir() + "/", 0) != 0 || shard_path.find("/..") != std::string::npos)
         fuzz::finding("shard opened outside the index's folder: " + shard_path);

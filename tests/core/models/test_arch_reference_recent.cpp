@@ -89,6 +89,44 @@ TEST(ArchReference, Qwen3Fp8CompressedTensors) {
                         "\"float-quantized\" FP8 weights"));
 }
 
+// Qwen3's weights as a sharded pickle checkpoint (pytorch_model-0000k-of-00003.bin behind
+// pytorch_model.bin.index.json, written by huggingface_hub; tools/make_sharded_bin_fixture.py):
+// the same outputs as qwen3's reference, which transformers computes from these shards too.
+TEST(ArchReference, Qwen3ShardedPytorchModelBin) {
+  expect_parity("qwen3", case_dir("qwen3_sharded_bin"));
+  const auto sharded = load_checkpoint(case_dir("qwen3_sharded_bin").string(), {"cpu", "float32", ""});
+  const auto plain = load_checkpoint(case_dir("qwen3").string(), {"cpu", "float32", ""});
+  EXPECT_EQ(sharded.format, "huggingface (sharded PyTorch zip)");
+  EXPECT_EQ(sharded.n_params, plain.n_params);
+  EXPECT_EQ(sharded.weights_sha256.size(), 64u);
+  for (size_t l = 0; l < plain.model->weights().layers.size(); ++l)
+    EXPECT_TRUE(sharded.model->weights().layers[l].w_q.equal(plain.model->weights().layers[l].w_q));
+
+  const auto copy = [](const std::string& tag) {
+    const auto dir = test::scratch_dir() / ("qwen3_sharded_bin-" + tag);
+    fs::create_directories(dir);
+    for (const auto& entry : fs::directory_iterator(case_dir("qwen3_sharded_bin")))
+      fs::copy_file(entry.path(), dir / entry.path().filename(), fs::copy_options::overwrite_existing);
+    return dir;
+  };
+  // transformers' preference: safetensors beside the pickles wins.
+  const auto both = copy("both");
+  fs::copy_file(case_dir("qwen3") / "model.safetensors", both / "model.safetensors");
+  EXPECT_EQ(load_checkpoint(both.string(), {"cpu", "float32", ""}).format, "huggingface (safetensors)");
+  // A missing shard and an index that misplaces a tensor are named.
+  const auto missing = copy("missing");
+  fs::remove(missing / "pytorch_model-00002-of-00003.bin");
+  EXPECT_THAT(load_error(missing), HasSubstr((missing / "pytorch_model-00002-of-00003.bin").string()));
+  const auto misplaced = copy("misplaced");
+  std::ifstream in(misplaced / "pytorch_model.bin.index.json");
+  auto index = nlohmann::json::parse(in);
+  index["weight_map"]["lm_head.weight"] = "pytorch_model-00001-of-00003.bin";
+  std::ofstream(misplaced / "pytorch_model.bin.index.json") << index.dump();
+  EXPECT_THAT(load_error(misplaced),
+              HasSubstr("pytorch_model.bin.index.json: weight_map puts tensor \"lm_head.weight\" in " +
+                        (misplaced / "pytorch_model-00001-of-00003.bin").string() + ", which has no tensor of that name"));
+}
+
 // OLMo 2 (transformers 5.17): norms on the sublayers' outputs, q/k RMSNorm over the whole
 // projection (GQA: k_norm over n_kv_heads·d_head).
 TEST(ArchReference, Olmo2SublayerOutputNormsAndWholeProjectionQkNorm) {
@@ -139,8 +177,35 @@ TEST(ArchReference, Qwen3SlidingLayersFromMaxWindowLayers) {
   const auto older = case_with("qwen3_sliding", "layer_types", [](nlohmann::json& j) { j.erase("layer_types"); });
   EXPECT_EQ(layer_types_summary(load_checkpoint(older.string(), {"cpu", "float32", ""}).model->config()),
             "global: 0-1; local 4: 2-3");
-  const auto no_window = qwen3_with("layer_types", {"full_attention", "sliding_attention"});
+  const auto unused = qwen3_with("layer_types", {"full_attention", "sliding_attention"});
+  EXPECT_THAT(load_error(unused), HasSubstr("Qwen3 layer_types lists sliding_attention layers but use_sliding_window "
+                                            "is false (transformers would run them with full attention)"));
+  const auto no_window = case_with("qwen3_sliding", "no-window", [](nlohmann::json& j) { j["sliding_window"] = nullptr; });
   EXPECT_THAT(load_error(no_window), HasSubstr("Qwen3 sliding_attention layers need a positive sliding_window"));
+}
+
+// Qwen2 with use_sliding_window (transformers 5.17, tools/make_arch_reference_recent.py): the
+// windows Qwen2Config derives exactly as Qwen3's — layers 2 and 3 from max_window_layers 2 — with
+// Qwen2's q/k/v biases; without use_sliding_window the same weights see every key.
+TEST(ArchReference, Qwen2SlidingLayersFromMaxWindowLayers) {
+  expect_parity("qwen2_sliding", case_dir("qwen2_sliding"));
+  const auto loaded = load_checkpoint(case_dir("qwen2_sliding").string(), {"cpu", "float32", ""});
+  EXPECT_EQ(layer_types_summary(loaded.model->config()), "global: 0-1; local 4: 2-3");
+  EXPECT_TRUE(loaded.model->config().qkv_bias);
+  const auto older = case_with("qwen2_sliding", "layer_types", [](nlohmann::json& j) { j.erase("layer_types"); });
+  EXPECT_EQ(layer_types_summary(load_checkpoint(older.string(), {"cpu", "float32", ""}).model->config()),
+            "global: 0-1; local 4: 2-3");
+  const auto off = case_with("qwen2_sliding", "off", [](nlohmann::json& j) {
+    j.erase("layer_types");
+    j["use_sliding_window"] = false;
+  });
+  const auto full = load_checkpoint(off.string(), {"cpu", "float32", ""});
+  EXPECT_TRUE(full.model->config().layer_schemes.empty());
+  const Reference ref("qwen2_sliding");
+  c10::InferenceMode guard;
+  const auto logits = full.model->forward(ref.ids());
+  EXPECT_GT((logits - ref["logits"]).abs().max().item<float>(), 1e-2);  // the window mattered
+  EXPECT_TRUE(torch::allclose(logits.narrow(1, 0, 4), ref["logits"].narrow(1, 0, 4), 0, 1e-4));
 }
 
 TEST(ArchReference, Qwen3ScalingInRopeParametersIsRead) {
