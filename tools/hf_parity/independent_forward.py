@@ -317,8 +317,12 @@ def main():
                 logits, atts, hs = tl(json.load(open(os.path.join(d, "hooked_transformer_config.json"))), w, ref)
             else:
                 c = json.load(open(os.path.join(d, "config.json")))
-                w, _ = load_safetensors(os.path.join(d, "model.safetensors"))
                 mt = c["model_type"]
+                if mt not in ("t5", "bloom", "mpt", "bert", "roberta"):
+                    # the 2024-26 families: transformers' own modeling code is the reference
+                    print(f"  {case:22s} model_type {mt!r}: not recomputed here")
+                    continue
+                w, _ = load_safetensors(os.path.join(d, "model.safetensors"))
                 if mt == "t5":
                     logits, out = t5(c, w, ref)
                     ok &= compare(case, ref, "logits", logits)
