@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -91,6 +92,37 @@ FrequencyCurves text_curves(const TextDecomposition& d, int head, const std::str
         << " tokens); VAF over the whole map" << (input_note.empty() ? "" : " · " + input_note);
   c.title = title.str();
   return c;
+}
+
+ComponentMaps component_maps(const TextDecomposition& d, int64_t max_values, const std::string& input_note) {
+  ComponentMaps maps;
+  maps.layer = d.layer;
+  maps.T = d.components.size(-1);
+  maps.n_components = d.components.size(1);
+  maps.theta = to_vector(d.theta);
+  maps.labels = d.labels;
+  maps.input_note = input_note;
+  const int64_t heads = d.components.size(0);
+  const int64_t per_map = maps.n_components * maps.T * maps.T;
+  const bool every_head = (heads + 1) * per_map <= max_values;
+  if (!every_head && per_map > max_values) {
+    maps.note = "component maps of " + std::to_string(maps.T) + " tokens too large to show (" +
+                std::to_string(per_map) + " values per head); poslens-cli frequencies writes them";
+    return maps;
+  }
+  if (!every_head) maps.note = "per-head component maps too large to show; the head mean only";
+  c10::InferenceMode guard;
+  const auto hidden = d.scores[0].isfinite().logical_not();  // [Q, K], the layer's mask
+  std::vector<at::Tensor> parts = {d.components.mean(0)};
+  maps.heads = {-1};
+  if (every_head)
+    for (int64_t h = 0; h < heads; ++h) {
+      parts.push_back(d.components[h]);
+      maps.heads.push_back(d.head >= 0 ? d.head : static_cast<int>(h));
+    }
+  const auto all = torch::stack(parts).to(torch::kFloat32).masked_fill(hidden, NAN).contiguous();
+  maps.values.assign(all.data_ptr<float>(), all.data_ptr<float>() + all.numel());
+  return maps;
 }
 
 VafSeries compare_series(const CompareResult& r, int layer) {

@@ -6,6 +6,7 @@
 #include <QString>
 #include <vector>
 
+#include "analysis/component_maps.h"
 #include "analysis/frequency_data.h"
 
 namespace poslens::gui {
@@ -26,6 +27,8 @@ struct FrequencySummary {
   /// (index layer * (n_heads + 1)) when !per_head.
   std::vector<FrequencyCurves> curves;
   std::vector<FrequencyCurves> overlay;  ///< same indexing; empty without extrapolation
+  /// from_input: the decomposed layer's whole maps per component (the component map view).
+  ComponentMaps maps;
   QString note;                          ///< timing and sample count for the status line
 
   const FrequencyCurves* find(const std::vector<FrequencyCurves>& from, int layer, int head) const {

@@ -1,12 +1,13 @@
 // poslens: the desktop GUI.
 // `poslens [CHECKPOINT] [--text TEXT] [--run] [--view HOOK] [--probe | --series]
-// [--positions LAYER,HEAD] [--intervene SPEC]... [--analysis FILE.h5]`.
+// [--positions LAYER,HEAD] [--component-map C] [--intervene SPEC]... [--analysis FILE.h5]`.
 #include <QApplication>
 #include <QCommandLineParser>
 
 #include <cstdio>
 
 #include "app/gui/main_window.h"
+#include "app/gui/panels/frequencies_panel.h"
 #include "core/base/compute_setup.h"
 
 int main(int argc, char** argv) {
@@ -40,6 +41,11 @@ int main(int argc, char** argv) {
                                "Compute head LAYER,HEAD's pattern | position-only maps once "
                                "loaded (Position map panel)",
                                "layer,head");
+  QCommandLineOption component_map(QStringList{"component-map"},
+                                   "Show rotary component C's term over every query and key (Frequencies "
+                                   "panel): of the input, decomposed once loaded, or of an --analysis file "
+                                   "of poslens-cli frequencies",
+                                   "c");
   QCommandLineOption analysis(QStringList{"analysis"},
                               "Show an analysis file poslens-cli wrote (Analyses panel; no model needed)",
                               "file.h5");
@@ -49,6 +55,7 @@ int main(int argc, char** argv) {
                                "spec");
   parser.addOption(intervene);
   parser.addOption(analysis);
+  parser.addOption(component_map);
   parser.addOption(positions);
   parser.addOption(probe);
   parser.addOption(series);
@@ -58,9 +65,21 @@ int main(int argc, char** argv) {
   parser.addOption(view);
   parser.process(app);
 
+  int map_component = -1;
+  if (parser.isSet(component_map)) {
+    bool ok = false;
+    map_component = parser.value(component_map).toInt(&ok);
+    if (!ok || map_component < 0) {
+      std::fprintf(stderr, "poslens: --component-map wants a component number (0, 1, ...), got '%s'\n",
+                   qPrintable(parser.value(component_map)));
+      return 2;
+    }
+  }
+
   poslens::set_up_compute();
   poslens::gui::MainWindow window;
   window.show();
+  if (map_component >= 0) window.panel<poslens::gui::FrequenciesPanel>()->showMap(true, map_component);
   if (parser.isSet(text)) window.setInputText(parser.value(text));
   if (parser.isSet(decoder_text)) window.setDecoderText(parser.value(decoder_text));
   if (parser.isSet(view)) window.setPreferredView(parser.value(view));
@@ -69,6 +88,7 @@ int main(int argc, char** argv) {
     if (parser.isSet(run)) window.runWhenLoaded();
     if (parser.isSet(intervene)) window.interveneWhenLoaded(parser.values(intervene));
     if (parser.isSet(probe) || parser.isSet(series)) window.probeWhenLoaded(parser.isSet(series));
+    else if (map_component >= 0) window.decomposeWhenLoaded();
     if (parser.isSet(positions)) {
       const QStringList parts = parser.value(positions).split(',');
       bool ok_layer = false, ok_head = false;

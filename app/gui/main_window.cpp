@@ -209,6 +209,8 @@ void MainWindow::connectSession() {
       if (auto* frequencies = panel<FrequenciesPanel>()) {
         if (probe_when_loaded_ == ProbeOnLoad::Series && !model.series_folder.isEmpty())
           frequencies->compareSeries(model.series_folder);
+        else if (probe_when_loaded_ == ProbeOnLoad::Decompose)
+          frequencies->decomposeInput();
         else
           frequencies->runProbe();
       }

@@ -45,6 +45,8 @@ class MainWindow : public QMainWindow {
   /// Runs the U-shape probe at T = L (or, with `series`, compares the run folder's
   /// checkpoints) once the next model is loaded (the command line's --probe / --series).
   void probeWhenLoaded(bool series) { probe_when_loaded_ = series ? ProbeOnLoad::Series : ProbeOnLoad::Probe; }
+  /// Decomposes the input by rotary component (the Frequencies panel's On input) once loaded.
+  void decomposeWhenLoaded() { probe_when_loaded_ = ProbeOnLoad::Decompose; }
   /// Selects head (`layer`, `head`) and computes its pattern | position-only maps once the next
   /// model is loaded, with the Position map tab raised (the command line's --positions).
   void positionsWhenLoaded(int layer, int head) { positions_when_loaded_ = {layer, head}; }
@@ -93,7 +95,7 @@ class MainWindow : public QMainWindow {
   QAction* export_h5_ = nullptr;
   bool run_when_loaded_ = false;
   QStringList intervene_when_loaded_;
-  enum class ProbeOnLoad { None, Probe, Series } probe_when_loaded_ = ProbeOnLoad::None;
+  enum class ProbeOnLoad { None, Probe, Series, Decompose } probe_when_loaded_ = ProbeOnLoad::None;
   std::optional<std::pair<int, int>> positions_when_loaded_;
 };
 

@@ -13,6 +13,7 @@
 #include <QSignalSpy>
 #include <QTableWidget>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -276,6 +277,15 @@ TEST_F(AnalysesWindow, FrequenciesAndPositionMapFilesOpenInTheirPanels) {
   EXPECT_EQ(frequencies->probe()->n_layers, 2) << "from the file's model_config";
   EXPECT_NE(frequencies->probe()->find(frequencies->probe()->curves, 1, -1), nullptr) << "layer 1's head mean";
   EXPECT_NE(frequencies->probe()->find(frequencies->probe()->curves, 1, 1), nullptr) << "and each head";
+  EXPECT_EQ(frequencies->plot()->curves().layer, 1) << "the file's layer is shown";
+  // Its component maps: every query row of the file's terms.
+  EXPECT_EQ(frequencies->probe()->maps.layer, 1);
+  EXPECT_EQ(frequencies->probe()->maps.heads, (std::vector<int>{-1, 0, 1}));
+  frequencies->showMap(true, 2);
+  ASSERT_TRUE(frequencies->map()->hasHeatmap());
+  EXPECT_EQ(frequencies->map()->heatmap().rows, frequencies->plot()->curves().T);
+  EXPECT_THAT(frequencies->map()->heatmap().title, ::testing::HasSubstr("L1 head mean · component c2"));
+  frequencies->showMap(false);
   done.clear();
   panel->openFile(QString::fromStdString((dir / "pm.h5").string()));
   ASSERT_TRUE(finish(done, failed));

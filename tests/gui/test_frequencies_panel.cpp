@@ -5,7 +5,10 @@
 // LibTorch before Qt: Qt's `slots` macro breaks torch headers.
 #include <ATen/ATen.h>
 
+#include "analysis/text_decomposition.h"
 #include "core/formats/safetensors.h"
+#include "core/runtime/checkpoint.h"
+#include "core/tokenizers/tokenizer.h"
 #include "reference_ids.h"
 
 #include <QCheckBox>
@@ -134,6 +137,66 @@ TEST_F(FrequenciesWindow, TheInputIsDecomposedLayerByLayer) {
   layer->setValue(1);
   ASSERT_TRUE(arrived(ready, 30000, 2));
   EXPECT_EQ(panel->plot()->curves().layer, 1);
+}
+
+// "component map": one rotary component's term over every query and key of the input, the
+// selected head's or the head mean, exported as the figure and CSV; values are those of
+// decompose_text on the same input, masked keys grey (NaN).
+TEST_F(FrequenciesWindow, TheComponentMapShowsOneComponentOverTheWholeInput) {
+  open(demo("text-rope-series/step-001500"));
+  window.setInputText("Q: Why?\nA: Because.");
+  QSignalSpy ready(window.session(), &Session::jobFinished);
+  panel->showMap(true, 6);
+  EXPECT_TRUE(panel->showingMap());
+  EXPECT_FALSE(panel->map()->hasHeatmap()) << "nothing decomposed yet";
+  QTest::mouseClick(button(panel->widget(), "On input"), Qt::LeftButton);
+  ASSERT_TRUE(arrived(ready, 30000));
+  ASSERT_TRUE(panel->map()->hasHeatmap());
+  const HeatmapData& shown = panel->map()->heatmap();
+  EXPECT_EQ(shown.rows, 20);
+  EXPECT_EQ(shown.cols, 20);
+  EXPECT_EQ(shown.head, -1);
+  EXPECT_EQ(shown.layer, 0);
+  EXPECT_EQ(shown.col_labels.size(), 20u);
+  EXPECT_THAT(shown.title, ::testing::HasSubstr("L0 head mean · component c6 of the scores"));
+
+  // The same numbers as the analysis computes on its own.
+  const auto loaded = load_checkpoint(demo("text-rope-series/step-001500").toStdString(), {"cpu", "float32", ""});
+  const auto d = decompose_text(loaded, loaded.tokenizer->encode("Q: Why?\nA: Because.", true), 0);
+  ASSERT_EQ(d.components.size(-1), 20);
+  const auto mean = d.components.mean(0)[6];
+  EXPECT_NEAR(shown.at(19, 3), mean[19][3].item<float>(), 1e-6);
+  EXPECT_NEAR(shown.at(7, 7), mean[7][7].item<float>(), 1e-6);
+  EXPECT_TRUE(std::isnan(shown.at(3, 19))) << "a masked key";
+
+  // The selected head, then another component.
+  panel->widget()->findChild<QCheckBox*>()->setChecked(true);
+  window.session()->selectHead(0, 1);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(panel->map()->heatmap().head, 1);
+  EXPECT_NEAR(panel->map()->heatmap().at(19, 3), d.components[1][6][19][3].item<float>(), 1e-6);
+  panel->widget()->findChild<QSpinBox*>("mapComponent")->setValue(12);
+  EXPECT_NEAR(panel->map()->heatmap().at(19, 3), d.components[1][12][19][3].item<float>(), 1e-6);
+
+  const auto dir = test::scratch_dir();
+  QString error;
+  for (const char* name : {"m.png", "m.svg", "m.pdf"}) {
+    const QString path = QString::fromStdString((dir / name).string());
+    ASSERT_TRUE(panel->exportFigure(path, figureFormatForPath(path), &error)) << error.toStdString();
+    EXPECT_GT(std::filesystem::file_size(dir / name), 1000u);
+  }
+  QStringList written;
+  ASSERT_TRUE(panel->exportData(QString::fromStdString((dir / "m.csv").string()), &written, &error));
+  EXPECT_EQ(written, QStringList{QString::fromStdString((dir / "m.csv").string())});
+  std::ifstream csv(dir / "m.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("query \\ key,0:", 0), 0u) << header;
+
+  // Back to the curves: the curve figure again.
+  panel->showMap(false);
+  EXPECT_FALSE(panel->showingMap());
+  EXPECT_EQ(panel->plot()->curves().T, 20);
 }
 
 TEST_F(FrequenciesWindow, SeriesComparisonGivesVafPerStep) {

@@ -22,6 +22,9 @@ namespace {
 
 /// Per-head curves are sent when all of them hold at most this many values.
 constexpr int64_t kMaxCurveValues = 20'000'000;
+/// A decomposition's component maps (float32) are sent when they hold at most this many values
+/// (128 MB): every head's and the mean's, else the mean's alone (component_maps()).
+constexpr int64_t kMaxMapValues = 32'000'000;
 
 ProbeOptions probe_options(const ProbeRequest& request) {
   ProbeOptions options;
@@ -65,6 +68,8 @@ FrequencySummary decomposition_summary(const TextDecomposition& d, int n_layers,
   }
   for (auto& c : summary.curves)
     for (auto& label : c.key_labels) label = display_label(label);
+  summary.maps = component_maps(d, kMaxMapValues, name);
+  for (auto& label : summary.maps.labels) label = display_label(label);
   return summary;
 }
 

@@ -9,12 +9,17 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
+#include <QStackedWidget>
 #include <QVBoxLayout>
+
+#include <initializer_list>
 
 #include "app/gui/session.h"
 #include "widgets/figure_export.h"
 #include "widgets/frequency_plot.h"
+#include "widgets/heatmap_view.h"
 
 namespace poslens::gui {
 namespace {
@@ -48,6 +53,15 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
   difference_->setToolTip(tr("Series: draw each checkpoint's curve and VAF minus the first checkpoint's"));
   x_axis_ = new QComboBox;
   x_axis_->addItems({tr("key position"), tr("distance")});
+  view_ = new QComboBox;
+  view_->setObjectName("frequencyView");
+  view_->addItems({tr("curves"), tr("component map")});
+  view_->setToolTip(tr("Curves of the last query, or (after On input) one component's term of the "
+                       "scores over every query and key"));
+  map_component_ = spin(0, 0, 0, {}, tr("The rotary component the map shows (0: the fastest)"));
+  map_component_->setObjectName("mapComponent");
+  map_component_->setPrefix(tr("c"));
+  map_component_->setEnabled(false);
   components_ = new QLineEdit;
   components_->setPlaceholderText(tr("components, e.g. 6,7 (default: activated + top VAF)"));
   components_->setClearButtonEnabled(true);
@@ -59,31 +73,36 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
   series_->setToolTip(tr("VAF against training step over this run folder's checkpoints"));
   folder_ = new QPushButton(tr("Compare folder…"));
   export_ = new QPushButton(tr("Export…"));
-  const std::pair<QString, QWidget*> labelled[] = {{tr("T"), length_},
-                                                   {tr("samples"), samples_},
-                                                   {tr("extrapolate to T"), extrapolate_},
-                                                   {tr("layer"), layer_}};
-  for (const auto& [label, w] : labelled) {
-    controls->addWidget(new QLabel(label));
-    controls->addWidget(w);
-  }
-  controls->addWidget(per_head_);
-  controls->addWidget(difference_);
-  controls->addWidget(x_axis_);
-  controls->addWidget(components_, 1);
-  controls->addWidget(run_);
-  controls->addWidget(input_);
-  controls->addWidget(series_);
-  controls->addWidget(folder_);
-  controls->addWidget(export_);
+  // Two rows: what to compute, then what to show.
+  const auto add_labelled = [](QHBoxLayout* row, const QString& label, QWidget* w) {
+    row->addWidget(new QLabel(label));
+    row->addWidget(w);
+  };
+  add_labelled(controls, tr("T"), length_);
+  add_labelled(controls, tr("samples"), samples_);
+  add_labelled(controls, tr("extrapolate to T"), extrapolate_);
+  for (QWidget* w : std::initializer_list<QWidget*>{run_, input_, series_, folder_}) controls->addWidget(w);
+  controls->addStretch(1);
+  auto* shown = new QHBoxLayout;
+  add_labelled(shown, tr("layer"), layer_);
+  for (QWidget* w : std::initializer_list<QWidget*>{per_head_, difference_, x_axis_, view_, map_component_})
+    shown->addWidget(w);
+  shown->addWidget(components_, 1);
+  shown->addWidget(export_);
   layout->addLayout(controls);
+  layout->addLayout(shown);
   info_ = new QLabel(tr("Open a rotary model (RoPE, scaled RoPE, HoPE) and run the probe."));
   info_->setWordWrap(true);
   info_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(info_);
   plot_ = new FrequencyPlot;
   plot_->setMinimumHeight(320);
-  layout->addWidget(plot_, 1);
+  map_ = new HeatmapView;
+  map_->setMinimumHeight(320);
+  views_ = new QStackedWidget;
+  views_->addWidget(plot_);
+  views_->addWidget(map_);
+  layout->addWidget(views_, 1);
 
   connect(run_, &QPushButton::clicked, this, &FrequenciesPanel::runProbe);
   connect(input_, &QPushButton::clicked, this, &FrequenciesPanel::decomposeInput);
@@ -102,6 +121,10 @@ FrequenciesPanel::FrequenciesPanel(Session& session) : Panel(session) {
       showSelection();
   });
   connect(per_head_, &QCheckBox::toggled, this, &FrequenciesPanel::showSelection);
+  connect(view_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int i) { showMap(i == 1); });
+  connect(map_component_, qOverload<int>(&QSpinBox::valueChanged), this, [this] {
+    if (showingMap()) showComponentMap();
+  });
   connect(difference_, &QCheckBox::toggled, plot_, &FrequencyPlot::setDifference);
   connect(x_axis_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int i) {
     plot_->setXAxis(i == 0 ? FrequencyPlot::XAxis::Position : FrequencyPlot::XAxis::Distance);
@@ -135,6 +158,7 @@ void FrequenciesPanel::onModelOpened() {
   plot_->setCurves({});
   plot_->setOverlay({});
   plot_->setSeries({});
+  map_->clear();
   const ModelSummary model = session().model();
   model_open_ = session().hasModel();
   model_rotates_ = session().hasModel() && model.rotary;
@@ -167,6 +191,7 @@ ProbeRequest FrequenciesPanel::request() const {
 
 void FrequenciesPanel::showProbe(const std::any& result) {
   probe_ = std::any_cast<FrequencySummary>(result);
+  fitComponentBox();
   series_result_.reset();
   plot_->setSeries({});
   showSelection();
@@ -210,6 +235,14 @@ void FrequenciesPanel::compareSeries(const QString& folder) {
 void FrequenciesPanel::showFile(const SeriesSummary& summary) {
   layer_->setRange(0, std::max(summary.last.n_layers - 1, 0));
   probe_ = summary.last;
+  fitComponentBox();
+  if (probe_->from_input)  // a decomposition holds one layer: show it
+    for (const auto& curves : probe_->curves)
+      if (!curves.empty()) {
+        const QSignalBlocker quiet(layer_);
+        layer_->setValue(curves.layer);
+        break;
+      }
   if (summary.per_layer.empty()) {
     series_result_.reset();
     plot_->setSeries({});
@@ -220,7 +253,61 @@ void FrequenciesPanel::showFile(const SeriesSummary& summary) {
   emit figureChanged();
 }
 
+void FrequenciesPanel::fitComponentBox() {
+  if (probe_ && probe_->maps.n_components > 0)
+    map_component_->setMaximum(static_cast<int>(probe_->maps.n_components - 1));
+}
+
+bool FrequenciesPanel::showingMap() const { return views_->currentWidget() == map_; }
+
+void FrequenciesPanel::showMap(bool on, int component) {
+  if (component >= 0) {  // kept until maps arrive; fitComponentBox() then clamps it
+    const QSignalBlocker quiet(map_component_);
+    map_component_->setMaximum(std::max(map_component_->maximum(), component));
+    map_component_->setValue(component);
+  }
+  {
+    const QSignalBlocker quiet(view_);
+    view_->setCurrentIndex(on ? 1 : 0);
+  }
+  views_->setCurrentWidget(on ? static_cast<QWidget*>(map_) : plot_);
+  map_component_->setEnabled(on);
+  showSelection();
+  emit figureChanged();
+}
+
+void FrequenciesPanel::showComponentMap() {
+  const ComponentMaps* maps = probe_ && probe_->from_input ? &probe_->maps : nullptr;
+  if (!maps || maps->layer != layer_->value()) {
+    map_->clear();
+    info_->setText(model_rotates_ ? tr("The component map shows the input's scores split by rotary component: "
+                                       "press On input.")
+                                  : tr("This model does not rotate q and k: there are no components to map."));
+    return;
+  }
+  int head = per_head_->isChecked() ? selected_head_ : -1;
+  QString note = QString::fromStdString(maps->note);
+  if (!maps->has(head) && maps->has(-1)) {
+    if (note.isEmpty()) note = tr("head %1 was not decomposed; showing the head mean").arg(head);
+    head = -1;
+  }
+  const HeatmapData map = component_map(*maps, head, map_component_->value());
+  if (map.rows == 0) {
+    map_->clear();
+    info_->setText(note);
+    return;
+  }
+  map_->setHeatmap(map);
+  info_->setText(tr("%1 tokens · each cell is q_c·R(θ_c (i − j))·k_c, scaled as the scores (Chen et al. 2024 eq. 4)%2")
+                     .arg(maps->T)
+                     .arg(note.isEmpty() ? QString() : QStringLiteral(" · ") + note));
+}
+
 void FrequenciesPanel::showSelection() {
+  if (showingMap()) {
+    showComponentMap();
+    return;
+  }
   if (!probe_) return;
   const int layer = layer_->value();
   const int head = per_head_->isChecked() ? selected_head_ : -1;
@@ -250,20 +337,27 @@ void FrequenciesPanel::showSelection() {
                      .arg(activated.isEmpty() ? tr(" none") : activated));
 }
 
-bool FrequenciesPanel::hasFigure() const { return plot_->hasCurves() || plot_->hasSeries(); }
+bool FrequenciesPanel::hasFigure() const {
+  return showingMap() ? map_->hasHeatmap() : plot_->hasCurves() || plot_->hasSeries();
+}
 
 bool FrequenciesPanel::exportFigure(const QString& path, FigureFormat format, QString* error) {
   const bool png = format == FigureFormat::Png;
+  if (showingMap()) return map_->exportFigure(path, format, error, png ? 1100 : 0, png ? 1000 : 0);
   return plot_->exportFigure(path, format, error, png ? 1400 : 0, png ? 1000 : 0);
 }
 
 bool FrequenciesPanel::exportData(const QString& path, QStringList* written, QString* error) {
-  return plot_->exportCsv(path, written, error);
+  if (!showingMap()) return plot_->exportCsv(path, written, error);
+  if (!map_->exportCsv(path, error)) return false;
+  if (written) *written = QStringList{path};
+  return true;
 }
 
 void FrequenciesPanel::exportDialog() {
   if (!hasFigure()) {
-    QMessageBox::information(widget_, tr("Nothing to export"), tr("Run the probe first."));
+    QMessageBox::information(widget_, tr("Nothing to export"),
+                             showingMap() ? tr("Press On input first.") : tr("Run the probe first."));
     return;
   }
   QString filter;

@@ -4,8 +4,9 @@
 // the session), then shows for the chosen layer and head (or the head mean) the probe curves
 // with chosen components, the VAF bars with the activated band and HoPE's cut, the
 // extrapolation overlay, and — for a checkpoint of a run folder, or a folder picked — VAF
-// against training step. One line says what is shown and on what input. Export writes the
-// figure (PNG/PDF/SVG) or its data (CSV).
+// against training step. "On input" decomposes the input's real scores; its "component map"
+// view shows one component's term over every query and key. One line says what is shown and on
+// what input. Export writes the figure shown (PNG/PDF/SVG) or its data (CSV).
 #include <any>
 #include <optional>
 
@@ -18,9 +19,11 @@ class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
+class QStackedWidget;
 
 namespace poslens {
 class FrequencyPlot;
+class HeatmapView;
 }
 
 namespace poslens::gui {
@@ -40,6 +43,13 @@ class FrequenciesPanel : public Panel {
   bool exportData(const QString& path, QStringList* written, QString* error);
 
   FrequencyPlot* plot() const { return plot_; }
+  /// The component map view (shown instead of the curves when the view box says so).
+  HeatmapView* map() const { return map_; }
+  /// Whether the component map is the view shown.
+  bool showingMap() const;
+  /// Shows the curves (false) or the component map of `component` (true), as the view box and
+  /// the component box do.
+  void showMap(bool on, int component = -1);
   /// Starts the probe with the panel's settings (the Run probe button).
   void runProbe();
   /// The shown probe or decomposition, and the shown series comparison (after their jobs).
@@ -56,6 +66,10 @@ class FrequenciesPanel : public Panel {
   ProbeRequest request() const;
   void onModelOpened();
   void showSelection();
+  /// The component box's range: the shown decomposition's components.
+  void fitComponentBox();
+  /// Draws the decomposition's map of the chosen component for the chosen head (or says why not).
+  void showComponentMap();
   /// A probe or decomposition result (FrequencySummary) arrived.
   void showProbe(const std::any& result);
   void exportDialog();
@@ -68,6 +82,8 @@ class FrequenciesPanel : public Panel {
   QCheckBox* per_head_ = nullptr;
   QCheckBox* difference_ = nullptr;  ///< series: curves and VAF minus the first checkpoint's
   QComboBox* x_axis_ = nullptr;
+  QComboBox* view_ = nullptr;       ///< curves or component map
+  QSpinBox* map_component_ = nullptr;
   QLineEdit* components_ = nullptr;
   QPushButton* run_ = nullptr;
   QPushButton* input_ = nullptr;
@@ -76,6 +92,8 @@ class FrequenciesPanel : public Panel {
   QPushButton* export_ = nullptr;
   QLabel* info_ = nullptr;
   FrequencyPlot* plot_ = nullptr;
+  HeatmapView* map_ = nullptr;
+  QStackedWidget* views_ = nullptr;  ///< plot_ or map_
 
   std::optional<FrequencySummary> probe_;
   std::optional<SeriesSummary> series_result_;
