@@ -111,17 +111,17 @@ ComponentMaps component_maps(const TextDecomposition& d, int64_t max_values, con
     return maps;
   }
   if (!every_head) maps.note = "per-head component maps too large to show; the head mean only";
-  c10::InferenceMode guard;
-  const auto hidden = d.scores[0].isfinite().logical_not();  // [Q, K], the layer's mask
-  std::vector<at::Tensor> parts = {d.components.mean(0)};
   maps.heads = {-1};
   if (every_head)
-    for (int64_t h = 0; h < heads; ++h) {
-      parts.push_back(d.components[h]);
-      maps.heads.push_back(d.head >= 0 ? d.head : static_cast<int>(h));
-    }
-  const auto all = torch::stack(parts).to(torch::kFloat32).masked_fill(hidden, NAN).contiguous();
-  maps.values.assign(all.data_ptr<float>(), all.data_ptr<float>() + all.numel());
+    for (int64_t h = 0; h < heads; ++h) maps.heads.push_back(d.head >= 0 ? d.head : static_cast<int>(h));
+  // Written in place into the maps' own memory: no copy of the decomposition beside it.
+  c10::InferenceMode guard;
+  const auto n = static_cast<int64_t>(maps.heads.size());
+  maps.values.resize(static_cast<size_t>(n * per_map));
+  const auto out = torch::from_blob(maps.values.data(), {n, maps.n_components, maps.T, maps.T}, torch::kFloat32);
+  out[0].copy_(d.components.mean(0));
+  if (every_head) out.slice(0, 1).copy_(d.components);
+  out.masked_fill_(d.scores[0].isfinite().logical_not(), NAN);  // the layer's mask, [Q, K]
   return maps;
 }
 
