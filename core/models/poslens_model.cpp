@@ -123,7 +123,7 @@ ModelWeights initialize_weights(const ModelConfig& config, uint64_t seed, BlockI
 
 ModelWeights weights_on(const ModelConfig& config, const ModelWeights& weights, c10::Device device) {
   require_poslens(config, "weights_on");
-  MemoryTensors tensors("freshly initialised weights");
+  MemoryTensors tensors("the model's weights, copied to " + device.str());
   for (const auto& [name, t] : named_parameters(config, weights)) tensors.add(name, t.detach());
   return load_weights(tensors, arch::poslens_table(config), config, device, torch::kFloat32);
 }
