@@ -59,6 +59,13 @@ std::string file_head(const std::string& path, std::size_t n) {
   return head;
 }
 
+/// Row-major strides of `shape` (1 for the last dimension).
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
 /// One storage record's bytes, shared by the tensors that view it.
 struct RecordBytes {
   at::DataPtr data;
@@ -83,12 +90,17 @@ struct TorchZipFile::Impl {
   std::unordered_map<std::string, uint64_t> storage_bytes;  // key -> numel x element size
   std::map<std::string, nlohmann::json> scalars;            // non-tensor leaves by name
 
+  std::unordered_map<std::string, int> views_of;            // key -> tensors viewing that storage
   mutable std::mutex mutex;  // guards reader and cache
   mutable std::unordered_map<std::string, std::weak_ptr<RecordBytes>> cache;
 
   void open_archive();
   void collect(const Value* v, const std::string& name, int depth, std::size_t* visits);
   void add_tensor(const std::string& name, const Value& tensor);
+  /// The storage record `key` read from the archive (the caller holds `mutex`), checked against
+  /// the pickle's size; errors name `tensor`.
+  RecordBytes read_record(const std::string& key, const std::string& tensor) const;
+  /// The record shared by the tensors viewing it while one of them is alive (the cache).
   std::shared_ptr<RecordBytes> record(const std::string& key, const std::string& tensor) const;
 };
 
@@ -250,6 +262,19 @@ void TorchZipFile::Impl::add_tensor(const std::string& name, const Value& t) {
   index.emplace(name, infos.size());
   infos.push_back(TensorInfo{name, storage.dtype, t.size});
   views.push_back(View{key, t.storage_offset, t.stride});
+  ++views_of[key];
+}
+
+RecordBytes TorchZipFile::Impl::read_record(const std::string& key, const std::string& tensor) const {
+  const std::string what = "tensor " + in_quotes(tensor) + ": cannot read storage record data/" + key;
+  RecordBytes bytes;
+  std::tie(bytes.data, bytes.size) = reader_call(path, what, [&] { return reader->getRecord("data/" + key); });
+  const uint64_t expected = storage_bytes.at(key);
+  if (bytes.size != expected) {
+    throw Error(path + ": " + what + ": the record is " + std::to_string(bytes.size) +
+                " bytes, the pickle says " + std::to_string(expected));
+  }
+  return bytes;
 }
 
 std::shared_ptr<RecordBytes> TorchZipFile::Impl::record(const std::string& key,
@@ -257,15 +282,7 @@ std::shared_ptr<RecordBytes> TorchZipFile::Impl::record(const std::string& key,
   std::lock_guard<std::mutex> lock(mutex);
   std::weak_ptr<RecordBytes>& slot = cache[key];
   if (auto alive = slot.lock()) return alive;
-  const std::string what = "tensor " + in_quotes(tensor) + ": cannot read storage record data/" + key;
-  auto bytes = std::make_shared<RecordBytes>();
-  std::tie(bytes->data, bytes->size) =
-      reader_call(path, what, [&] { return reader->getRecord("data/" + key); });
-  const uint64_t expected = storage_bytes.at(key);
-  if (bytes->size != expected) {
-    throw Error(path + ": " + what + ": the record is " + std::to_string(bytes->size) +
-                " bytes, the pickle says " + std::to_string(expected));
-  }
+  auto bytes = std::make_shared<RecordBytes>(read_record(key, tensor));
   slot = bytes;
   return bytes;
 }
@@ -303,6 +320,20 @@ at::Tensor TorchZipFile::load(const std::string& name) const {
   int64_t numel = 1;
   for (int64_t d : info.shape) numel *= d;  // fits: checked in add_tensor
   if (numel == 0) return at::empty(info.shape, options);
+  if (impl_->views_of.at(view.key) == 1 && view.storage_offset == 0 &&
+      view.stride == contiguous_strides(info.shape) &&
+      static_cast<uint64_t>(numel) * element_size(info.dtype) == impl_->storage_bytes.at(view.key)) {
+    // The storage's only tensor, and all of it: the tensor owns the record's bytes (LibTorch's
+    // CPU allocation), so a loader can keep it as it is instead of copying it and leaving the
+    // record's block freed behind each weight.
+    RecordBytes bytes;
+    {
+      std::lock_guard<std::mutex> lock(impl_->mutex);
+      bytes = impl_->read_record(view.key, name);
+    }
+    at::Storage storage(at::Storage::use_byte_size_t(), bytes.size, std::move(bytes.data), nullptr, false);
+    return at::empty({0}, options).set_(std::move(storage), 0, info.shape, view.stride);
+  }
   const std::shared_ptr<RecordBytes> bytes = impl_->record(view.key, name);
   // add_tensor checked that the view stays inside numel x element size = bytes->size.
   auto* base = static_cast<unsigned char*>(bytes->data.get()) +

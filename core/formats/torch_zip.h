@@ -57,7 +57,10 @@ class TorchZipFile : public TensorSource {
   /// storage record is read from the archive on first use into memory the tensor shares
   /// ownership of, so the tensor stays valid after this object is destroyed. Tensors of one
   /// storage loaded while another of them is alive share that memory, as torch.load does for
-  /// tied weights: writing one changes the other - clone before modifying. Thread-safe.
+  /// tied weights: writing one changes the other - clone before modifying. A storage's only
+  /// tensor, when it is the whole storage in row-major order (every weight torch.save wrote
+  /// from a state_dict without tied ones), instead owns its record outright: a fresh block from
+  /// LibTorch's CPU allocator per load, which a loader can keep without copying. Thread-safe.
   /// Throws poslens::Error naming the file and tensor if the name is unknown, the record cannot
   /// be read or its size is not the storage's numel x element size. LibTorch's zip reader does
   /// not verify the records' CRC-32 (nor does torch.load), so bytes damaged inside a record

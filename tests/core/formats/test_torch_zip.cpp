@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <c10/core/CPUAllocator.h>
 #include <caffe2/serialize/inline_container.h>
 
 #include "core/base/error.h"
@@ -72,6 +73,40 @@ TEST(TorchZip, TensorOutlivesTheFileAndTiedViewsShareMemory) {
   EXPECT_TRUE(torch::equal(b, torch::tensor({3.f, 5.f})));
   // b views elements 2 and 4 of a's storage, as torch.load would share it.
   EXPECT_EQ(static_cast<char*>(b.data_ptr()), static_cast<char*>(a.data_ptr()) + 2 * 4);
+}
+
+// A storage's only tensor, whole and contiguous, owns its record's bytes — LibTorch's own CPU
+// allocation, which the loader keeps without a copy (weight_table.cpp is_private_block); a
+// storage viewed by several tensors, or viewed in part or transposed, stays shared.
+TEST(TorchZip, ASoleWholeTensorOwnsItsRecordOthersShareIt) {
+  const std::string pkl = Pickle()
+                              .op('}').op('(')
+                              .str("alone").tensor("FloatStorage", "0", 6, 0, {2, 3}, {3, 1})
+                              .str("tied_a").tensor("FloatStorage", "1", 4, 0, {4}, {1})
+                              .str("tied_b").tensor("FloatStorage", "1", 4, 0, {4}, {1})
+                              .str("part").tensor("FloatStorage", "2", 6, 1, {5}, {1})
+                              .str("transposed").tensor("FloatStorage", "3", 6, 0, {3, 2}, {1, 3})
+                              .op('u').done();
+  const fs::path path = test::scratch_dir() / "model.pt";
+  const auto floats = [](int n) { return tensor_bytes(torch::arange(1, n + 1, torch::kFloat)); };
+  write_archive(path, {{"data.pkl", pkl}, {"data/0", floats(6)}, {"data/1", floats(4)}, {"data/2", floats(6)},
+                       {"data/3", floats(6)}});
+  TorchZipFile file(path.string());
+  const auto own = [](const at::Tensor& t) {
+    return t.storage().data_ptr().get_deleter() == c10::GetCPUAllocator()->raw_deleter() &&
+           t.storage().nbytes() == static_cast<size_t>(t.numel()) * 4;
+  };
+  const at::Tensor alone = file.load("alone");
+  EXPECT_TRUE(own(alone));
+  EXPECT_TRUE(torch::equal(alone, torch::arange(1, 7, torch::kFloat).reshape({2, 3})));
+  const at::Tensor a = file.load("tied_a"), b = file.load("tied_b");
+  EXPECT_FALSE(own(a));
+  EXPECT_EQ(a.data_ptr(), b.data_ptr()) << "tied weights share one record, as torch.load";
+  EXPECT_FALSE(own(file.load("part")));
+  EXPECT_TRUE(torch::equal(file.load("part"), torch::arange(2, 7, torch::kFloat)));
+  const at::Tensor t = file.load("transposed");
+  EXPECT_FALSE(own(t));
+  EXPECT_TRUE(torch::equal(t, torch::arange(1, 7, torch::kFloat).reshape({2, 3}).t()));
 }
 
 TEST(TorchZip, LittleEndianByteorderRecordIsAccepted) {
