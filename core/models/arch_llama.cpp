@@ -1,7 +1,7 @@
 // The Llama block family: llama2.c .bin files (Meta naming) and HF LlamaForCausalLM,
 // MistralForCausalLM (sliding window), Qwen2ForCausalLM (q/k/v biases) and Qwen3ForCausalLM
-// (modeling_qwen3: RMSNorm of q and k per head, `q_norm`/`k_norm` of head_dim, before RoPE;
-// and Qwen2: sliding-window layers from `layer_types`, or from `max_window_layers` on, with use_sliding_window),
+// (modeling_qwen3: RMSNorm of q and k per head, `q_norm`/`k_norm` of head_dim, before RoPE; both
+// Qwens: sliding-window layers from `layer_types`, or from `max_window_layers` on, with use_sliding_window),
 // SmolLM3ForCausalLM (modeling_smollm3: Llama's block with RoPE dropped on the layers whose
 // `no_rope_layers` entry is 0 — by default every `no_rope_layer_interval`-th (4th) layer),
 // MixtralForCausalLM (modeling_mixtral; Jiang et al. 2024, arXiv 2401.04088: Mistral's block whose
