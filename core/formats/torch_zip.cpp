@@ -7,6 +7,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/util/Exception.h>
+#include <c10/util/strides.h>
 #include <caffe2/serialize/inline_container.h>
 
 #include <filesystem>
@@ -57,13 +58,6 @@ std::string file_head(const std::string& path, std::size_t n) {
   in.read(head.data(), static_cast<std::streamsize>(n));
   head.resize(static_cast<std::size_t>(in.gcount()));
   return head;
-}
-
-/// Row-major strides of `shape` (1 for the last dimension).
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
 }
 
 /// One storage record's bytes, shared by the tensors that view it.
@@ -321,7 +315,7 @@ at::Tensor TorchZipFile::load(const std::string& name) const {
   for (int64_t d : info.shape) numel *= d;  // fits: checked in add_tensor
   if (numel == 0) return at::empty(info.shape, options);
   if (impl_->views_of.at(view.key) == 1 && view.storage_offset == 0 &&
-      view.stride == contiguous_strides(info.shape) &&
+      c10::IntArrayRef(view.stride).equals(c10::contiguous_strides(info.shape)) &&
       static_cast<uint64_t>(numel) * element_size(info.dtype) == impl_->storage_bytes.at(view.key)) {
     // The storage's only tensor, and all of it: the tensor owns the record's bytes (LibTorch's
     // CPU allocation), so a loader can keep it as it is instead of copying it and leaving the

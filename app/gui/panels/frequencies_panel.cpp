@@ -236,13 +236,10 @@ void FrequenciesPanel::showFile(const SeriesSummary& summary) {
   layer_->setRange(0, std::max(summary.last.n_layers - 1, 0));
   probe_ = summary.last;
   fitComponentBox();
-  if (probe_->from_input)  // a decomposition holds one layer: show it
-    for (const auto& curves : probe_->curves)
-      if (!curves.empty()) {
-        const QSignalBlocker quiet(layer_);
-        layer_->setValue(curves.layer);
-        break;
-      }
+  if (probe_->from_input) {  // a decomposition holds one layer: show it
+    const QSignalBlocker quiet(layer_);
+    layer_->setValue(probe_->maps.layer);
+  }
   if (summary.per_layer.empty()) {
     series_result_.reset();
     plot_->setSeries({});
