@@ -35,14 +35,15 @@ void ValueNormSink::tensor(const HookPoint& point, const at::Tensor& value, int6
     throw Error("value norms: measured on one sequence, got a batch of " + std::to_string(value.size(0)));
   // [1, pos, kv_head, d_head] -> [kv_head, pos], norms in float32 whatever the model's dtype.
   const auto norms = value[0].detach().to(torch::kFloat32).norm(2, -1).transpose(0, 1).to(torch::kCPU);
-  norms_[point.layer].narrow(1, pos_begin, norms.size(1)).copy_(norms);
+  // A layer with fewer KV heads than the most (Gemma 4's global layers) leaves the rest NaN.
+  norms_[point.layer].narrow(0, 0, norms.size(0)).narrow(1, pos_begin, norms.size(1)).copy_(norms);
 }
 
 ValueNorms compute_value_norms(const LoadedModel& loaded, const std::vector<int64_t>& ids, const Progress& progress) {
   require_one_stack(loaded, "Value norms");
   if (ids.empty()) throw Error("no tokens to measure (the input is empty)");
   const auto& cfg = loaded.model->config();
-  ValueNormSink sink(cfg.n_layers, cfg.n_kv_heads, static_cast<int64_t>(ids.size()));
+  ValueNormSink sink(cfg.n_layers, cfg.most_kv_heads(), static_cast<int64_t>(ids.size()));
   c10::InferenceMode inference;
   ForwardOptions options;
   options.logits = LogitsReturned::None;

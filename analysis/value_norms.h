@@ -22,7 +22,9 @@
 namespace poslens {
 
 struct ValueNorms {
-  at::Tensor norms;  ///< float32 [layer, kv_head, pos]: ‖v_{t,h}‖₂ (float32 norms of the model's v)
+  /// float32 [layer, kv_head, pos]: ‖v_{t,h}‖₂ (float32 norms of the model's v); kv_head runs to
+  /// the most KV heads of any layer, NaN beyond a layer's own (Gemma 4's global layers have fewer).
+  at::Tensor norms;
   /// float64 [layer, kv_head]: ‖v_0‖ / median over t ≥ 1 of ‖v_t‖ (the lower middle value for
   /// an even count, as torch.median); NaN for a one-token input.
   at::Tensor first_token_ratio() const;

@@ -404,6 +404,82 @@ def case_llama4_multimodal(out: str) -> None:
     save(out, "llama4_multimodal", model, ref["input_ids"], {k: v for k, v in ref.items() if k.startswith("router_top.")})
 
 
+def gemma4_text_config(**overrides) -> "transformers.Gemma4TextConfig":
+    """Gemma 4's text stack on 6 small layers: layer types local, local, global, local, local, global (a
+    window of 4 keys), local heads of 8 and global heads of 16 values (`global_head_dim`), local RoPE base
+    100, global "proportional" RoPE (p-RoPE) with partial_rotary_factor 0.25 and base 10000, output logits
+    soft-capped at 30. `overrides` choose the variant."""
+    sizes = dict(
+        vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=6, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, global_head_dim=16, sliding_window=4, max_position_embeddings=64,
+        layer_types=["sliding_attention", "sliding_attention", "full_attention"] * 2,
+        final_logit_softcapping=30.0, rms_norm_eps=1e-6, bos_token_id=2, pad_token_id=0, eos_token_id=1,
+        rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+                         "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                            "rope_theta": 10000.0}})
+    sizes.update(overrides)
+    config = transformers.Gemma4TextConfig(**sizes)
+    config._attn_implementation = "eager"
+    return config
+
+
+def gemma4_model(config, seed: int):
+    """Gemma4ForCausalLM with every parameter random and each layer's `layer_scalar` (a buffer) in [0.5, 1.5]."""
+    model = transformers.Gemma4ForCausalLM(config).eval()
+    randomize_(model, seed=seed)
+    gen = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.layer_scalar.copy_(0.5 + torch.rand(1, generator=gen))
+    return model
+
+
+def case_gemma4(out: str) -> None:
+    """Gemma4ForCausalLM as the small "E" models (gemma-4-E2B/E4B) are built: per-layer input embeddings
+    (hidden_size_per_layer_input 8), the last 2 layers reusing the keys and values of the last earlier layer
+    of their type (num_kv_shared_layers 2: layer 4 reads layer 3's, layer 5 layer 2's) with double-wide MLPs
+    (use_double_wide_mlp), v_norm, scale 1, layer scalars. T = 13 > the window."""
+    config = gemma4_text_config(hidden_size_per_layer_input=8, vocab_size_per_layer_input=96,
+                                num_kv_shared_layers=2, use_double_wide_mlp=True)
+    model = gemma4_model(config, seed=81)
+    ids = torch.randint(3, 96, (1, 13), generator=torch.Generator().manual_seed(82))
+    save(out, "gemma4", model, ids)
+
+
+def case_gemma4_dense(out: str) -> None:
+    """Gemma4ForCausalLM as the large dense model (gemma-4-31B) is built: global layers whose values are
+    their keys' projection (attention_k_eq_v) with one KV head (num_global_key_value_heads 1) of 16 values;
+    no per-layer inputs, no shared keys and values. T = 13."""
+    config = gemma4_text_config(hidden_size_per_layer_input=0, attention_k_eq_v=True, num_global_key_value_heads=1)
+    model = gemma4_model(config, seed=83)
+    ids = torch.randint(3, 96, (1, 13), generator=torch.Generator().manual_seed(84))
+    save(out, "gemma4_dense", model, ids)
+
+
+def case_gemma4_multimodal(out: str) -> None:
+    """Gemma4ForConditionalGeneration, as every Gemma 4 ships: the gemma4 case's text stack (its weights, from
+    tests/data/models/gemma4, so run gemma4 first) under `model.language_model.`, its config under
+    `text_config`, beside a one-layer vision tower and its embedder (`model.vision_tower.`,
+    `model.embed_vision.`) a text-only forward never reads. The reference is the conditional model's own
+    text-only forward (= gemma4's; checked here)."""
+    text = transformers.Gemma4TextConfig.from_pretrained(os.path.join(out, "gemma4"))
+    vision = transformers.Gemma4VisionConfig(hidden_size=16, intermediate_size=24, num_hidden_layers=1,
+                                             num_attention_heads=2, num_key_value_heads=2, head_dim=8,
+                                             position_embedding_size=16)
+    config = transformers.Gemma4Config(text_config=text.to_dict(), vision_config=vision.to_dict(), audio_config=None)
+    config._attn_implementation = "eager"
+    config.text_config._attn_implementation = "eager"
+    model = transformers.Gemma4ForConditionalGeneration(config).eval()
+    randomize_(model, seed=85)
+    text_model = transformers.Gemma4ForCausalLM.from_pretrained(os.path.join(out, "gemma4")).eval()
+    model.model.language_model.load_state_dict(text_model.model.state_dict())
+    ref = load_file(os.path.join(out, "gemma4", "reference.safetensors"))
+    with torch.no_grad():
+        logits = model(input_ids=ref["input_ids"]).logits
+    assert torch.allclose(logits, ref["logits"], atol=1e-5), "the text-only forward differs from gemma4's"
+    save(out, "gemma4_multimodal", model, ref["input_ids"])
+
+
 def save(out: str, case: str, model, ids: torch.Tensor, extra=None) -> None:
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
@@ -427,7 +503,8 @@ CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "qwen2_slidin
          "gpt_oss_mxfp4": case_gpt_oss_mxfp4,
          "modernbert": case_modernbert, "phi3": case_phi3, "phi3_long": case_phi3_long,
          "mixtral": case_mixtral, "llama4": case_llama4, "llama4_maverick": case_llama4_maverick,
-         "llama4_multimodal": case_llama4_multimodal}
+         "llama4_multimodal": case_llama4_multimodal, "gemma4": case_gemma4, "gemma4_dense": case_gemma4_dense,
+         "gemma4_multimodal": case_gemma4_multimodal}
 
 
 def main(cases: dict, description: str) -> None:

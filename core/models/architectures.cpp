@@ -116,7 +116,7 @@ const std::vector<arch::ArchitectureEntry>& registry() {
     std::vector<arch::ArchitectureEntry> all;
     for (auto family : {arch::llama_family_architectures, arch::gpt2_architectures,
                         arch::gpt_neox_architectures, arch::phi_architectures, arch::phi3_architectures,
-                        arch::gemma_architectures, arch::olmo_architectures,
+                        arch::gemma_architectures, arch::gemma4_architectures, arch::olmo_architectures,
                         arch::bloom_architectures, arch::mpt_architectures, arch::cohere_architectures,
                         arch::gpt_oss_architectures, arch::llama4_architectures, arch::deepseek_architectures,
                         arch::bert_architectures, arch::modernbert_architectures, arch::nanogpt_architectures,

@@ -15,7 +15,8 @@ namespace poslens {
 /// Reads an HF `config.json` and returns the ModelConfig (format "huggingface").
 /// Supported `architectures[0]`: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
 /// Qwen3ForCausalLM, SmolLM3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, PhiForCausalLM,
-/// GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, OlmoForCausalLM, Olmo2ForCausalLM,
+/// GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma4ForCausalLM,
+/// Gemma4ForConditionalGeneration (its text stack), OlmoForCausalLM, Olmo2ForCausalLM,
 /// Cohere2ForCausalLM, GptOssForCausalLM, MixtralForCausalLM, Phi3ForCausalLM,
 /// Llama4ForCausalLM, Llama4ForConditionalGeneration (its text stack), ModernBertForMaskedLM, T5ForConditionalGeneration, MT5ForConditionalGeneration,
 /// BloomForCausalLM, MptForCausalLM (MPTForCausalLM), BertForMaskedLM, BertForPreTraining,

@@ -94,6 +94,7 @@ std::vector<ArchitectureEntry> gpt_neox_architectures();
 std::vector<ArchitectureEntry> phi_architectures();
 std::vector<ArchitectureEntry> phi3_architectures();  ///< Phi3ForCausalLM (Phi-3, Phi-3.5, Phi-4-mini)
 std::vector<ArchitectureEntry> gemma_architectures();
+std::vector<ArchitectureEntry> gemma4_architectures();  ///< Gemma4ForCausalLM, Gemma4ForConditionalGeneration
 std::vector<ArchitectureEntry> olmo_architectures();
 std::vector<ArchitectureEntry> poslens_architectures();
 std::vector<ArchitectureEntry> bloom_architectures();

@@ -122,6 +122,21 @@ void ModelConfig::validate() const {
         throw Error(architecture + " config: a layer cannot have both a sliding window and attention chunks");
       if (s.dense_mlp_width < 0) throw Error(architecture + " config: a layer's dense_mlp_width must not be negative");
     }
+    for (int64_t l = 0; l < n_layers; ++l) {
+      const auto c = layer_config(l);
+      const std::string layer = architecture + " config: layer " + std::to_string(l);
+      if (c.d_head <= 0 || c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0)
+        throw Error(layer + ": d_head " + std::to_string(c.d_head) + " and n_kv_heads " + std::to_string(c.n_kv_heads) +
+                    " must be positive, n_heads a multiple of n_kv_heads");
+      if (c.kv_source_layer < 0) continue;
+      if (c.kv_source_layer >= l)
+        throw Error(layer + " reuses the keys and values of layer " + std::to_string(c.kv_source_layer) +
+                    ", which is not an earlier layer");
+      const auto source = layer_config(c.kv_source_layer);
+      if (source.kv_source_layer >= 0 || source.d_head != c.d_head || source.n_kv_heads != c.n_kv_heads)
+        throw Error(layer + " reuses the keys and values of layer " + std::to_string(c.kv_source_layer) +
+                    ", which has other head sizes or shares its own");
+    }
   }
   if (attention_chunk_size < 0) throw Error(architecture + " config: attention_chunk_size must not be negative");
   if (sliding_window > 0 && attention_chunk_size > 0)
@@ -141,6 +156,10 @@ ModelConfig ModelConfig::layer_config(int64_t l) const {
   c.pe_components = s.pe_components;
   if (!s.qk_norm) c.qk_norm = QkNorm::None;
   if (!s.attn_temperature) c.attn_temperature_scale = 0.0;
+  if (s.d_head > 0) c.d_head = s.d_head;
+  if (s.n_kv_heads > 0) c.n_kv_heads = s.n_kv_heads;
+  c.values_from_keys = s.values_from_keys;
+  c.kv_source_layer = s.kv_source_layer;
   if (s.dense_mlp_width > 0) {  // Llama 4 Maverick's, DeepSeek's dense layers among the MoE layers
     c.mlp = MlpType::Gated;
     c.d_mlp = s.dense_mlp_width;
@@ -158,6 +177,24 @@ int64_t ModelConfig::widest_mlp() const {
   int64_t widest = std::max(d_mlp, shared_expert ? shared_expert_width : 0);
   for (const auto& s : layer_schemes) widest = std::max(widest, s.dense_mlp_width);
   return widest;
+}
+
+int64_t ModelConfig::widest_head() const {
+  int64_t widest = d_head;
+  for (const auto& s : layer_schemes) widest = std::max(widest, s.d_head);
+  return widest;
+}
+
+int64_t ModelConfig::most_kv_heads() const {
+  int64_t most = n_kv_heads;
+  for (const auto& s : layer_schemes) most = std::max(most, s.n_kv_heads);
+  return most;
+}
+
+bool ModelConfig::per_layer_head_sizes() const {
+  return std::any_of(layer_schemes.begin(), layer_schemes.end(), [&](const LayerScheme& s) {
+    return (s.d_head > 0 && s.d_head != d_head) || (s.n_kv_heads > 0 && s.n_kv_heads != n_kv_heads);
+  });
 }
 
 std::string ModelConfig::layer_type(int64_t l) const {
@@ -306,6 +343,10 @@ std::string ModelConfig::to_json() const {
       if (!s.qk_norm && qk_norm != QkNorm::None) layer["qk_norm"] = false;
       if (!s.attn_temperature && attn_temperature_scale != 0.0) layer["attn_temperature"] = false;
       if (s.dense_mlp_width > 0) layer["dense_mlp_width"] = s.dense_mlp_width;
+      if (s.d_head > 0) layer["d_head"] = s.d_head;
+      if (s.n_kv_heads > 0) layer["n_kv_heads"] = s.n_kv_heads;
+      if (s.values_from_keys) layer["values_from_keys"] = true;
+      if (s.kv_source_layer >= 0) layer["kv_source_layer"] = s.kv_source_layer;
       layers.push_back(layer);
     }
   }
@@ -316,6 +357,12 @@ std::string ModelConfig::to_json() const {
   if (unembed_scale != 1.0) j["unembed_scale"] = unembed_scale;
   if (embed_scale != 1.0) j["embed_scale"] = embed_scale;
   if (norm_weight_offset != 0.0) j["norm_weight_offset"] = norm_weight_offset;
+  if (v_norm) j["v_norm"] = true;
+  if (per_layer_input_width > 0) {
+    j["per_layer_input_width"] = per_layer_input_width;
+    j["per_layer_input_vocab"] = per_layer_input_vocab;
+  }
+  if (layer_scalar) j["layer_scalar"] = true;
   j["bos_token_id"] = bos_token_id;
   return j.dump();
 }

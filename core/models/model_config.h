@@ -67,6 +67,16 @@ struct LayerScheme {
   /// (HF Llama4TextMLP with `intermediate_size_mlp`), DeepSeek's first `first_k_dense_replace`
   /// layers. 0: the model's MLP.
   int64_t dense_mlp_width = 0;
+  /// > 0: the layer's head size and key/value head count where they differ from the model's
+  /// (Gemma 4's global layers: `global_head_dim`, `num_global_key_value_heads`, HF
+  /// per_layer_config); 0: the model's d_head / n_kv_heads. n_heads is every layer's.
+  int64_t d_head = 0;
+  int64_t n_kv_heads = 0;
+  /// The layer's values are its keys' projection (ModelConfig::values_from_keys).
+  bool values_from_keys = false;
+  /// ≥ 0: the layer reuses that earlier layer's keys and values instead of projecting its own
+  /// (ModelConfig::kv_source_layer); −1: its own.
+  int64_t kv_source_layer = -1;
 };
 
 struct ModelConfig {
@@ -221,6 +231,29 @@ struct ModelConfig {
   /// RMSNorm multiplies by (norm_weight_offset + w), in float32 (Gemma stores w - 1: offset 1).
   double norm_weight_offset = 0.0;
   int64_t bos_token_id = -1;  ///< -1: the model has no BOS token to prepend
+  /// RMSNorm without a gain over each head's values before attention (Gemma 4's `v_norm`,
+  /// Gemma4RMSNorm with_scale=False, eps norm_eps).
+  bool v_norm = false;
+  /// The values are the keys' projection W_k·h, taken before the q/k norm and the rotation
+  /// (then v_norm), instead of W_v·h: Gemma 4's `attention_k_eq_v` on its global layers (HF
+  /// Gemma4TextAttention with v_proj None). Set per layer (LayerScheme::values_from_keys).
+  bool values_from_keys = false;
+  /// ≥ 0: this layer's keys and values are layer kv_source_layer's, as that layer made them
+  /// (after k_norm / v_norm, before the rotation, which is the same for both: same positions and
+  /// encoding); the layer has no k/v projections of its own. Gemma 4's KV sharing
+  /// (`num_kv_shared_layers`: each of the last layers reads the last earlier layer of its type,
+  /// HF Gemma4TextAttention.is_kv_shared_layer). Set per layer (LayerScheme::kv_source_layer).
+  int64_t kv_source_layer = -1;
+  /// > 0: per-layer inputs, Gemma 4's PLE (HF Gemma4TextModel.get_per_layer_inputs /
+  /// project_per_layer_inputs, Gemma4TextDecoderLayer): for layer l a vector of this many values
+  /// per token, e_l = (RMSNorm(W_proj,l · x₀ / √d_model) + E_l[id] · √P) / √2 from the scaled token
+  /// embedding x₀ and a table E (per_layer_input_vocab rows, n_layers · P columns); after the MLP
+  /// the layer adds RMSNorm(W_up · (gelu(W_gate · x) ⊙ e_l)) to its output. 0: none.
+  int64_t per_layer_input_width = 0;
+  int64_t per_layer_input_vocab = 0;
+  /// Each layer's output (residual included) is multiplied by its stored scalar
+  /// (LayerWeights::layer_scalar; Gemma 4's `layer_scalar` buffer).
+  bool layer_scalar = false;
   /// PosLens format only: the config's "training" object as JSON text (task, step, seed, loss,
   /// written by `poslens-cli train`, docs/training.md), empty when absent. Not used by the
   /// forward pass; kept so a checkpoint says how it was made.
@@ -247,9 +280,10 @@ struct ModelConfig {
   /// What the decoder's cross-attention runs with: bidirectional over the encoder's keys, no
   /// sliding window.
   ModelConfig cross_attention_config() const;
-  /// Layer `l`'s config: this one with the layer's sliding_window, attention_chunk_size and
-  /// pe_components, without the q/k norm or temperature the layer leaves out (and no
-  /// layer_schemes); this one itself for a model without schemes. Throws std::out_of_range
+  /// Layer `l`'s config: this one with the layer's sliding_window, attention_chunk_size,
+  /// pe_components, d_head, n_kv_heads, values_from_keys and kv_source_layer, without the q/k
+  /// norm or temperature the layer leaves out (and no layer_schemes); this one itself for a
+  /// model without schemes. Throws std::out_of_range
   /// for l outside [0, layer_schemes.size()) when there are schemes.
   ModelConfig layer_config(int64_t l) const;
   /// Layer `l`'s type as the views label it: "NoPE" (no position encoding on a model that has
@@ -268,6 +302,12 @@ struct ModelConfig {
   /// The widest MLP hidden activation of any layer: d_mlp, a wider shared expert or a wider
   /// dense layer.
   int64_t widest_mlp() const;
+  /// The largest d_head / n_kv_heads of any layer (Gemma 4's global layers are wider).
+  int64_t widest_head() const;
+  int64_t most_kv_heads() const;
+  /// True when some layer's d_head or n_kv_heads differs from the model's: hook_q … hook_z then
+  /// change width between layers.
+  bool per_layer_head_sizes() const;
   /// True when the layers differ (layer_schemes non-empty).
   bool per_layer_schemes() const { return !layer_schemes.empty(); }
   /// The whole config as a JSON object string (written into HDF5 attributes and shown by info);

@@ -52,12 +52,23 @@ struct LayerWeights {
   /// An encoder–decoder model's decoder layers: the cross-attention's norm and projections
   /// (q from the decoder, k and v from the encoder's output), shaped as w_q, w_k, w_v, w_o.
   at::Tensor cross_norm, cross_norm_bias, w_cq, w_ck, w_cv, w_co;
+  /// Per-layer inputs (ModelConfig::per_layer_input_width P; Gemma 4's PLE): per_layer_gate
+  /// [P, d_model] (`per_layer_input_gate`), per_layer_projection [d_model, P], per_layer_norm
+  /// [d_model] (`post_per_layer_input_norm`); else undefined.
+  at::Tensor per_layer_gate, per_layer_projection, per_layer_norm;
+  /// ModelConfig::layer_scalar: [1], multiplies the layer's output; else undefined.
+  at::Tensor layer_scalar;
 };
 
 struct ModelWeights {
   at::Tensor tok_embed;                     ///< [vocab, d_model]
   at::Tensor token_type_embed;              ///< [type_vocab_size, d_model] (BERT); else undefined
   at::Tensor embed_norm, embed_norm_bias;   ///< [d_model] (config.embed_norm)
+  /// ModelConfig::per_layer_input_width P > 0 (Gemma 4's PLE): the table [per_layer_input_vocab,
+  /// n_layers·P] (`embed_tokens_per_layer`), the projection of the scaled token embedding
+  /// [n_layers·P, d_model] (`per_layer_model_projection`) and its RMSNorm's gain [P]
+  /// (`per_layer_projection_norm`); else undefined.
+  at::Tensor per_layer_embed, per_layer_model_projection, per_layer_projection_norm;
   std::vector<LayerWeights> layers;
   at::Tensor final_norm, final_norm_bias;   ///< [d_model]
   /// The masked-LM head transform (config.mlm_head): dense [d_model, d_model] + bias, then norm.

@@ -136,7 +136,8 @@ int64_t parameter_count(const ModelWeights& w) {
     if (!t.defined() || !seen.insert(t.data_ptr()).second) return;
     total += t.numel();
   };
-  for (const auto* t : {&w.tok_embed, &w.token_type_embed, &w.embed_norm, &w.embed_norm_bias})
+  for (const auto* t : {&w.tok_embed, &w.token_type_embed, &w.embed_norm, &w.embed_norm_bias, &w.per_layer_embed,
+                        &w.per_layer_model_projection, &w.per_layer_projection_norm})
     add(*t);
   std::vector<const LayerWeights*> layers;
   for (const auto& l : w.layers) layers.push_back(&l);
@@ -154,7 +155,8 @@ int64_t parameter_count(const ModelWeights& w) {
                    &LayerWeights::experts_gate_up, &LayerWeights::experts_gate_up_bias,
                    &LayerWeights::experts_down, &LayerWeights::experts_down_bias, &LayerWeights::router_score_bias,
                    &LayerWeights::w_q_a, &LayerWeights::q_a_norm, &LayerWeights::w_kv_a, &LayerWeights::kv_a_norm,
-                   &LayerWeights::w_kv_b})
+                   &LayerWeights::w_kv_b, &LayerWeights::per_layer_gate, &LayerWeights::per_layer_projection,
+                   &LayerWeights::per_layer_norm, &LayerWeights::layer_scalar})
       add(l->*f);
   for (const auto* pe : {&w.pe, &w.encoder_pe}) {
     for (const auto& layer : pe->layers)

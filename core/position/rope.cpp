@@ -82,7 +82,12 @@ std::string RotaryEncoding::describe() const {
   std::ostringstream out;
   out << "RoPE (" << to_string(pairing_) << " pairs, rope_theta=" << rope_theta_;
   if (rotary_dim_ != d_head_) out << ", rotary_dim=" << rotary_dim_ << " of " << d_head_;
-  if (scaling_.type != "default") {
+  if (scaling_.type == "proportional") {  // Gemma 4's global layers
+    const auto f = rope_frequencies_scaled(rope_theta_, rotary_dim_, scaling_);
+    out << ", proportional: " << f.inv_freq.ne(0).sum().item<int64_t>() << " of " << rotary_dim_ / 2
+        << " components rotate";
+    if (scaling_.factor != 1.0) out << " x" << scaling_.factor;
+  } else if (scaling_.type != "default") {
     // yarn / longrope with an original length: HF's factor is max_position_embeddings / it.
     const auto& s = scaling_;
     const bool by_lengths = s.original_max_position_embeddings > 0 && s.type != "llama3" && s.max_position_embeddings > 0;

@@ -156,7 +156,17 @@ RopeFrequencies scaled_by_type(double rope_theta, int64_t rotary_dim, const Rope
   if (s.type == "yarn") return yarn(rope_theta, rotary_dim, s);
   if (s.type == "llama3") return llama3(rope_theta, rotary_dim, s);
   if (s.type == "longrope") return longrope(rope_theta, rotary_dim, s, seq_len);
-  fail(s, "unknown type (expected default, linear, dynamic, yarn, llama3 or longrope)");
+  if (s.type == "proportional") {
+    require_factor(s);
+    if (!(s.partial_rotary_factor > 0.0 && s.partial_rotary_factor <= 1.0))
+      fail(s, "partial_rotary_factor must be in (0, 1], got " + std::to_string(s.partial_rotary_factor));
+    // HF: rope_angles = int(partial_rotary_factor * head_dim // 2)
+    const auto rotating = static_cast<int64_t>(std::floor(s.partial_rotary_factor * static_cast<double>(rotary_dim) / 2.0));
+    auto inv_freq = base_frequencies(rope_theta, rotary_dim) / s.factor;
+    inv_freq.narrow(0, rotating, rotary_dim / 2 - rotating).zero_();
+    return {inv_freq, 1.0};
+  }
+  fail(s, "unknown type (expected default, linear, dynamic, yarn, llama3, longrope or proportional)");
 }
 
 }  // namespace
@@ -205,6 +215,7 @@ RopeScaling rope_scaling_from_hf(const nlohmann::json& j, double rope_theta, int
   s.low_freq_factor = number_or(r, "low_freq_factor", s.low_freq_factor, where);
   s.high_freq_factor = number_or(r, "high_freq_factor", s.high_freq_factor, where);
   s.truncate = bool_or(r, "truncate", s.truncate, where);
+  if (s.type == "proportional") s.partial_rotary_factor = number_or(r, "partial_rotary_factor", 1.0, where);
   for (const auto& [key, field] : {std::pair{"attention_factor", &s.attention_factor},
                                    std::pair{"mscale", &s.mscale},
                                    std::pair{"mscale_all_dim", &s.mscale_all_dim}})

@@ -19,7 +19,7 @@ const char* to_string(RopePairing);
 
 /// The `rope_scaling` (HF: `rope_parameters`) of a config. Only the fields a type uses are read.
 struct RopeScaling {
-  /// "default", "linear", "dynamic", "yarn", "llama3" or "longrope".
+  /// "default", "linear", "dynamic", "yarn", "llama3", "longrope" or "proportional".
   std::string type = "default";
   /// linear, dynamic, yarn, llama3: the context extension factor (> 0). longrope: used for the
   /// attention factor only, and only when original_max_position_embeddings is 0.
@@ -46,6 +46,9 @@ struct RopeScaling {
   /// longrope: per-frequency rescale factors, each of size rotary_dim/2.
   std::vector<double> short_factor;
   std::vector<double> long_factor;
+  /// proportional: the fraction of the rotary_dim/2 components that rotate (HF
+  /// `partial_rotary_factor` inside Gemma 4's rope_parameters), in (0, 1].
+  double partial_rotary_factor = 1.0;
   /// p-RoPE (Barbero et al. 2024, "Round and Round We Go! What makes Rotary Positional
   /// Encodings useful?", arXiv 2410.06205, §6): the lowest-frequency fraction of the rotary
   /// components, ⌊fraction · rotary_dim/2 + 0.5⌋ of them, rotate by θ_c = 0 — they carry content
@@ -80,13 +83,19 @@ struct RopeFrequencies {
 ///             (1 - s)·theta_c/factor + s·theta_c.  L0 = original_max_position_embeddings.
 ///   longrope: inv_freq = theta_c / ext_c, ext = long_factor if seq_len > L0 else short_factor;
 ///             attention factor: given, else sqrt(1 + ln(factor)/ln(L0)) (1 if factor <= 1).
+///   proportional (Gemma 4's global layers, HF _compute_proportional_rope_parameters):
+///             the first n = floor(partial_rotary_factor · rotary_dim/2) components theta_c/factor,
+///             the other rotary_dim/2 − n rotate by 0 (p-RoPE as a checkpoint's own setting:
+///             Barbero et al. 2024, arXiv 2410.06205, §6, with p = 1 − partial_rotary_factor).
+///             Unlike a partial rotary_dim, every pair (c, c + rotary_dim/2) stays in place and
+///             theta_c keeps the exponent −2c/rotary_dim of the whole head.
 /// Then p-RoPE: the last p_rope_dropped_components(drop_lowest_fraction, rotary_dim) entries
 /// of inv_freq (the lowest frequencies) are 0.
 /// Computed in float64 (HF uses float32: differences are at the 1e-7 relative level).
 /// Throws poslens::Error for an unknown type, rotary_dim odd or < 2 (< 4 for dynamic), or a
 /// missing/invalid parameter of the chosen type (factor <= 0, lengths <= 0, low_freq_factor ==
 /// high_freq_factor, factor lists of the wrong size or with entries <= 0, a p-RoPE fraction
-/// outside [0, 1]).
+/// outside [0, 1], a partial_rotary_factor outside (0, 1]).
 RopeFrequencies rope_frequencies_scaled(double rope_theta, int64_t rotary_dim,
                                         const RopeScaling& scaling, int64_t seq_len = 0);
 

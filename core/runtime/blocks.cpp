@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/error.h"
 #include "core/runtime/mixture_of_experts.h"
 
 namespace poslens::blocks {
@@ -19,6 +20,13 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, d
   const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
   if (offset != 0.0) return (normed * (weight.to(torch::kFloat32) + offset)).to(x.scalar_type());
   return weight * normed.to(x.scalar_type());
+}
+
+/// RMSNorm without a gain (Gemma 4's v_norm; Llama 4's L2 q/k norm): x·rsqrt(mean(x²) + eps)
+/// over the last dim in float32, returned in x's dtype.
+at::Tensor unit_rms(const at::Tensor& x, double eps) {
+  const auto xf = x.to(torch::kFloat32);
+  return (xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps)).to(x.scalar_type());
 }
 
 at::Tensor mlp_whole(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
@@ -122,10 +130,7 @@ Projections cross_attention(const LayerWeights& w) {
 }
 
 at::Tensor qk_norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight) {
-  if (c.qk_norm == QkNorm::L2) {  // HF Llama4TextL2Norm: in float32, no gain
-    const auto xf = x.to(torch::kFloat32);
-    return (xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + c.norm_eps)).to(x.scalar_type());
-  }
+  if (c.qk_norm == QkNorm::L2) return unit_rms(x, c.norm_eps);  // HF Llama4TextL2Norm: in float32, no gain
   if (c.qk_norm == QkNorm::None || !weight.defined()) return x;
   if (c.qk_norm == QkNorm::PerHead) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset);
   return rms_norm(x.flatten(2), weight, c.norm_eps, c.norm_weight_offset).view(x.sizes());
@@ -147,16 +152,40 @@ QueryKeyValue query_key_value(const ModelConfig& c, const Projections& w, const 
     qkv.q = query_temperature(c, qkv.q, positions);
     return qkv;
   }
+  auto q = query_temperature(c, qk_norm(c, projection(c, h, w.w_q, w.b_q, c.n_heads), w.q_norm), positions);
+  if (c.kv_source_layer >= 0) return {std::move(q), {}, {}};
   const auto& kv_in = kv_input.defined() ? kv_input : h;
-  return {query_temperature(c, qk_norm(c, projection(c, h, w.w_q, w.b_q, c.n_heads), w.q_norm), positions),
-          qk_norm(c, projection(c, kv_in, w.w_k, w.b_k, c.n_kv_heads), w.k_norm),
-          projection(c, kv_in, w.w_v, w.b_v, c.n_kv_heads)};
+  const auto k = projection(c, kv_in, w.w_k, w.b_k, c.n_kv_heads);
+  auto v = c.values_from_keys ? k : projection(c, kv_in, w.w_v, w.b_v, c.n_kv_heads);
+  if (c.v_norm) v = unit_rms(v, c.norm_eps);
+  return {std::move(q), qk_norm(c, k, w.k_norm), std::move(v)};
+}
+
+/// Layer `l`'s keys and values from the layer it reuses them from, or its own, kept for the
+/// layers that will reuse them (Pass::shared_kv).
+void shared_keys_values(const Pass& p, int l, QueryKeyValue& qkv) {
+  const auto& c = p.config;
+  if (!p.shared_kv) {
+    if (c.kv_source_layer >= 0) throw Error("layer " + std::to_string(l) + " reuses another layer's keys: no store given");
+    return;
+  }
+  if (c.kv_source_layer >= 0) {
+    const auto it = p.shared_kv->by_layer.find(c.kv_source_layer);
+    if (it == p.shared_kv->by_layer.end())
+      throw Error("layer " + std::to_string(l) + " reuses the keys of layer " + std::to_string(c.kv_source_layer) +
+                  ", which has not run");
+    qkv.k = it->second.first;
+    qkv.v = it->second.second;
+  } else if (p.shared_kv->sources.count(l)) {
+    p.shared_kv->by_layer[l] = {qkv.k, qkv.v};
+  }
 }
 
 at::Tensor attention(const Pass& p, int l, const Projections& w, const at::Tensor& h, const at::Tensor& kv_input) {
   const auto& c = p.config;
   const auto& pe = p.pe;
   auto qkv = query_key_value(c, w, h, p.positions, kv_input);
+  if (p.stack == HookStack::Blocks) shared_keys_values(p, l, qkv);
   auto q = std::move(qkv.q), k = std::move(qkv.k);
   const auto v = std::move(qkv.v);
   const int64_t key_length = k.size(1);
@@ -250,7 +279,10 @@ at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& 
     const auto resid_mid = x + norm(c, attn_out, w.attn_post_norm, {});
     p.emit(HookKind::ResidMid, l, resid_mid);
     const auto mlp_out = mlp(p, l, w, norm(c, resid_mid, w.mlp_norm, w.mlp_norm_bias));
-    const auto resid_post = resid_mid + norm(c, mlp_out, w.mlp_post_norm, {});
+    auto resid_post = resid_mid + norm(c, mlp_out, w.mlp_post_norm, {});
+    // Gemma 4: + the per-layer input's sublayer, then the whole output times the layer scalar.
+    if (p.per_layer_inputs) resid_post = add_per_layer_input(c, w, resid_post, p.per_layer_inputs->layer(l));
+    if (w.layer_scalar.defined()) resid_post = resid_post * w.layer_scalar;
     p.emit(HookKind::ResidPost, l, resid_post);
     return resid_post;
   }

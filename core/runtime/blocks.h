@@ -4,6 +4,10 @@
 // sublayer, MLP sublayer, head, and the layer recipes that order them (pre-norm sequential,
 // parallel, post-norm). Transformer::forward picks the recipe from ModelConfig; each block
 // hands its hook points to the sink as it makes them (hook_points.h, docs/formulas.md §1).
+#include <map>
+#include <set>
+#include <utility>
+
 #include <ATen/core/Tensor.h>
 
 #include "core/models/model_config.h"
@@ -11,9 +15,19 @@
 #include "core/position/position_encoding.h"
 #include "core/runtime/attention.h"
 #include "core/runtime/hook_sink.h"
+#include "core/runtime/per_layer_inputs.h"
 #include "core/runtime/transformer.h"
 
 namespace poslens::blocks {
+
+/// The keys and values layers hand on to later layers that reuse them
+/// (ModelConfig::kv_source_layer, Gemma 4's KV sharing) during one forward: `sources` the layers
+/// whose keys and values are read later, `by_layer` what each made (k [batch, pos, kv_heads,
+/// d_head] after k_norm, before the rotation; v after v_norm).
+struct SharedKeysValues {
+  std::set<int64_t> sources;
+  std::map<int64_t, std::pair<at::Tensor, at::Tensor>> by_layer;
+};
 
 /// What one forward pass shares with its blocks.
 struct Pass {
@@ -27,6 +41,10 @@ struct Pass {
   /// Encoder / Decoder / Cross (the decoder's cross-attention, its own Pass).
   HookStack stack = HookStack::Blocks;
   int64_t position_offset = 0;  ///< Δ: positions[0] (kept apart so no device read is needed)
+  /// Gemma 4's per-layer inputs (ModelConfig::per_layer_input_width), else null.
+  const PerLayerInputs* per_layer_inputs = nullptr;
+  /// Keys and values handed between layers (ModelConfig::kv_source_layer), else null.
+  SharedKeysValues* shared_kv = nullptr;
 
   bool wants(HookKind kind, int layer) const { return sink.wants({kind, layer, stack}); }
   /// Hands a whole per-position tensor to the sink if it wants it.
@@ -51,9 +69,10 @@ struct QueryKeyValue {
   at::Tensor q, k, v;
 };
 
-/// q (after config.qk_norm and the attention temperature), k (after qk_norm) and v of layer
-/// input `h` [batch, pos, d_model]; keys and values from `kv_input` where defined
-/// (cross-attention). Multi-head latent attention (ModelConfig::latent_attention()) through its
+/// q (after config.qk_norm and the attention temperature), k (after qk_norm) and v (the keys'
+/// projection with config.values_from_keys; after config.v_norm) of layer input `h` [batch,
+/// pos, d_model]; keys and values from `kv_input` where defined (cross-attention); k and v
+/// undefined for a layer that reuses another's (config.kv_source_layer ≥ 0). Multi-head latent attention (ModelConfig::latent_attention()) through its
 /// latents: q = W_q·RMSNorm(W_q_a·h) (or W_q·h), [k_nope; v] = W_kv_b·RMSNorm(c) with [c; k_rope]
 /// = W_kv_a·h, each head's channels reordered rotary first (model_config.h).
 QueryKeyValue query_key_value(const ModelConfig& c, const Projections& w, const at::Tensor& h,
@@ -114,7 +133,8 @@ at::Tensor embedding_norm(const ModelConfig& c, const ModelWeights& w, const at:
 at::Tensor token_embedding(const ModelConfig& c, const ModelWeights& w, const at::Tensor& ids);
 
 /// Layer `l`'s attention on its (already normed) input h [batch, pos, d_model]: q/k/v (clipped
-/// for MPT), rotation, blocked attention handing its maps to the sink, output projection.
+/// for MPT; k and v from p.shared_kv for a layer that reuses another's, and kept there for the
+/// layers that will), rotation, blocked attention handing its maps to the sink, output projection.
 /// Returns hook_attn_out [batch, pos, d_model]; emits q, k, v, rot_q/k, the maps, z, attn_out.
 /// `kv_input` (cross-attention): keys and values come from it, [batch, key pos, d_model],
 /// instead of h.
@@ -130,7 +150,9 @@ at::Tensor mlp(const Pass& p, int l, const LayerWeights& w, const at::Tensor& h)
 /// hook_resid_mid = x + attn_out and hook_resid_post = norm1(resid_mid) + mlp_out, both before
 /// their norms, as TL's BertBlock does; the block's output is norm2(resid_post). With `cross`
 /// (a T5 decoder layer, pre-norm): x + self-attn, then + cross-attn(cross_norm(.), memory)
-/// (hook_resid_mid_cross after it), then + MLP.
+/// (hook_resid_mid_cross after it), then + MLP. Sandwich blocks then add the per-layer input
+/// (p.per_layer_inputs; add_per_layer_input) and multiply by LayerWeights::layer_scalar where
+/// defined (Gemma 4); hook_resid_post is the result.
 at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& x, const Cross* cross = nullptr);
 
 /// The final norm (if config.final_norm) and the masked-LM transform (if config.mlm_head):

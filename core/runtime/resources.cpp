@@ -16,7 +16,9 @@ namespace poslens {
 
 int64_t forward_working_bytes(const ModelConfig& c, int64_t batch, int64_t T, c10::ScalarType dtype) {
   const int64_t width = static_cast<int64_t>(c10::elementSize(dtype));
-  const int64_t qkv = (c.n_heads + c.n_kv_heads) * c.d_head + c.n_kv_heads * c.value_head_dim();
+  // The widest layer's heads (Gemma 4's global layers are wider than its local ones).
+  const int64_t d_head = std::max(c.widest_head(), c.value_head_dim()), n_kv = c.most_kv_heads();
+  const int64_t qkv = (c.n_heads + 2 * n_kv) * d_head;
   // Residual, normed input, attention output and z (4·d_model); q/k/v and the attention's
   // contiguous copies (2·qkv); float32 norms. The MLP's gate, up and product (3·d_mlp) run
   // over chunks of positions of at most kMlpChunkBytes each.
@@ -35,11 +37,17 @@ int64_t hook_bytes(const ModelConfig& c, const HookPoint& point, int64_t batch, 
     return batch * (heads < 0 ? c.n_heads : heads) * side * side * 4;
   }
   int64_t width = c.d_model;
+  // A layer's own head sizes where the layers differ (Gemma 4).
+  const ModelConfig layer = point.layer >= 0 && point.layer < c.n_layers && c.per_layer_schemes() &&
+                                    point.stack == HookStack::Blocks
+                                ? c.layer_config(point.layer)
+                                : ModelConfig();
+  const ModelConfig& lc = layer.n_layers > 0 ? layer : c;
   switch (point.kind) {
-    case HookKind::Q: case HookKind::RotQ: width = c.n_heads * c.d_head; break;
-    case HookKind::Z: width = c.n_heads * c.value_head_dim(); break;
-    case HookKind::K: case HookKind::RotK: width = c.n_kv_heads * c.d_head; break;
-    case HookKind::V: width = c.n_kv_heads * c.value_head_dim(); break;
+    case HookKind::Q: case HookKind::RotQ: width = lc.n_heads * lc.d_head; break;
+    case HookKind::Z: width = lc.n_heads * lc.value_head_dim(); break;
+    case HookKind::K: case HookKind::RotK: width = lc.n_kv_heads * lc.d_head; break;
+    case HookKind::V: width = lc.n_kv_heads * lc.value_head_dim(); break;
     case HookKind::Logits: width = c.vocab_size; break;
     default: break;
   }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/base/error.h"
 #include "core/base/narrow.h"
@@ -27,7 +28,8 @@ Transformer::Transformer(ModelConfig config, ModelWeights weights)
   for (int64_t l = 0; l < static_cast<int64_t>(config_.layer_schemes.size()); ++l) {
     layer_configs_.push_back(config_.layer_config(l));
     layer_positions_.push_back(
-        make_components_encoding(layer_configs_.back().pe_components, config_.position_context(), weights_.pe));
+        make_components_encoding(layer_configs_.back().pe_components, layer_configs_.back().position_context(),
+                                 weights_.pe));
   }
   if (config_.encoder_decoder()) {
     if (static_cast<int64_t>(weights_.encoder_layers.size()) != config_.n_encoder_layers)
@@ -165,17 +167,25 @@ at::Tensor Transformer::forward(const at::Tensor& tokens, HookSink& sink,
   };
 
   if (!c.encoder_decoder()) {
-    const blocks::Pass pass{c, *position_, sink, positions(T), block_sizes, B, T, HookStack::Blocks, offset};
+    blocks::Pass pass{c, *position_, sink, positions(T), block_sizes, B, T, HookStack::Blocks, offset};
     sink.begin(B, T);
     auto x = blocks::embedding(pass, weights_, ids, token_types);
+    // Gemma 4: per-layer inputs from the scaled token embedding; keys and values handed on.
+    std::optional<PerLayerInputs> per_layer_inputs;
+    if (c.per_layer_input_width > 0) pass.per_layer_inputs = &per_layer_inputs.emplace(c, weights_, ids, x);
+    blocks::SharedKeysValues shared_kv;
+    for (const auto& layer : layer_configs_)
+      if (layer.kv_source_layer >= 0) shared_kv.sources.insert(layer.kv_source_layer);
+    if (!shared_kv.sources.empty()) pass.shared_kv = &shared_kv;
     bool massive_ablated = false;  // ModelConfig::ablate_massive_activations: at the first layer that has them
     for (int l = 0; l < c.n_layers; ++l) {
       const auto& w = weights_.layers[static_cast<size_t>(l)];
       if (layer_configs_.empty()) {
         x = blocks::layer(pass, l, w, x);
       } else {  // this layer's window and encoding (Gemma 3 local/global, SmolLM3 NoPE layers)
-        const blocks::Pass own{layer_config(l), position_encoding(l), sink, pass.positions, block_sizes, B, T,
-                               HookStack::Blocks, offset};
+        const blocks::Pass own{layer_config(l), position_encoding(l), sink,   pass.positions,
+                               block_sizes,     B,                    T,      HookStack::Blocks,
+                               offset,          pass.per_layer_inputs, pass.shared_kv};
         x = blocks::layer(own, l, w, x);
       }
       if (c.ablate_massive_activations && !massive_ablated) {
@@ -285,6 +295,9 @@ std::pair<at::Tensor, at::Tensor> Transformer::qk_projections(int layer, const a
   const auto& c = layer_config(layer);  // the layer's own q/k norm (Llama 4: none on NoPE layers)
   if (x.dim() != 3 || x.size(2) != c.d_model)
     throw Error("qk_logits: x must be [batch, pos, d_model=" + std::to_string(c.d_model) + "]");
+  if (c.kv_source_layer >= 0)
+    throw Error("layer " + std::to_string(layer) + " reuses the keys of layer " + std::to_string(c.kv_source_layer) +
+                ", made from that layer's input: its q/k logits cannot be computed from its own input alone");
   const auto& w = weights_.layers[static_cast<size_t>(layer)];
   auto h = x.to(device(), dtype());
   // A pre-norm model with an embedding norm (BLOOM) puts both in front of layer 0's q/k.

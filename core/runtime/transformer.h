@@ -120,7 +120,8 @@ class Transformer {
   /// that has one: BERT's, BLOOM's), the q and k projections with their biases (clipped for
   /// MPT; RMS-normed for config.qk_norm models: Qwen3, OLMo 2), kv heads repeated, then scale·q·k; no rotation, no position terms, no mask. Float32 [batch, head, q_pos, k_pos] on the model's device. This is
   /// the absolute-PE position-only map of docs/formulas.md §3 (Golovneva et al. 2024 Fig. 4) before the softmax.
-  /// Throws poslens::Error for a layer out of range or x of the wrong width.
+  /// Throws poslens::Error for a layer out of range, x of the wrong width, or a layer that
+  /// reuses another's keys (ModelConfig::kv_source_layer: they come from that layer's input).
   at::Tensor qk_logits(int layer, const at::Tensor& x) const;
   /// The norm between the residual stream and layer `layer`'s q/k projections, as {weight,
   /// bias, present}: attn_norm for pre-norm models; for post-norm models (BERT) the embedding
