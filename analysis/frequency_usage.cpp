@@ -48,8 +48,10 @@ void FrequencyUsageSink::attention_inputs(const LayerAttentionInputs& in) {
   const auto layer = static_cast<size_t>(in.layer);
   if (!layer_rotary_.empty() && (layer >= layer_rotary_.size() || !layer_rotary_[layer])) return;  // NoPE: NaN
   const auto& rotary = layer_rotary_.empty() ? usage_.rotary : *layer_rotary_[layer];
-  usage_.q_norm[in.layer].copy_(chunk_norms(in.q, rotary));
-  usage_.k_norm[in.layer].copy_(chunk_norms(in.k, rotary));
+  // A layer with fewer components (or kv heads) than the widest leaves the rest NaN (Gemma 4).
+  const auto q = chunk_norms(in.q, rotary), k = chunk_norms(in.k, rotary);
+  usage_.q_norm[in.layer].narrow(1, 0, q.size(1)).copy_(q);
+  usage_.k_norm[in.layer].narrow(0, 0, k.size(0)).narrow(1, 0, k.size(1)).copy_(k);
 }
 
 FrequencyUsage compute_frequency_usage(const LoadedModel& loaded, const std::vector<int64_t>& ids,
@@ -63,9 +65,13 @@ FrequencyUsage compute_frequency_usage(const LoadedModel& loaded, const std::vec
     throw Error("frequency usage needs rotary components (RoPE, HoPE); this model's position encoding is " +
                 loaded.model->position_encoding().describe());
   std::vector<std::optional<RotaryInfo>> layer_rotary;
+  auto axis = *rotary;  // the θ axis: the model's, or the widest layer's (Gemma 4's global heads)
   if (cfg.per_layer_schemes())
-    for (int l = 0; l < cfg.n_layers; ++l) layer_rotary.push_back(loaded.model->position_encoding(l).rotary_info(T));
-  FrequencyUsageSink sink(cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, *rotary, std::move(layer_rotary));
+    for (int l = 0; l < cfg.n_layers; ++l) {
+      layer_rotary.push_back(loaded.model->position_encoding(l).rotary_info(T));
+      if (layer_rotary.back() && layer_rotary.back()->rotary_dim > axis.rotary_dim) axis = *layer_rotary.back();
+    }
+  FrequencyUsageSink sink(cfg.n_layers, cfg.n_heads, cfg.most_kv_heads(), axis, std::move(layer_rotary));
   c10::InferenceMode inference;
   ForwardOptions options;
   options.logits = LogitsReturned::None;

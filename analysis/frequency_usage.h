@@ -57,7 +57,9 @@ class FrequencyUsageSink : public HookSink {
 
 /// One forward pass of a rotary model over `ids` (a batch of one). `progress` counts layers.
 /// Models whose layers differ: each layer's chunks by its own rotation (its attention factor),
-/// NoPE layers NaN; `rotary` (the θ axis of the views) is the global layers'.
+/// NoPE layers NaN; `rotary` (the θ axis of the views) is the global layers', or the layer with
+/// the most components where layers rotate different numbers (Gemma 4: its global layers' wider
+/// heads); components and KV heads a layer does not have are NaN.
 /// Throws poslens::Error for a model without rotary components (RoPE, HoPE, partial or scaled
 /// RoPE have them), an encoder–decoder model, empty or bad ids; poslens::Cancelled.
 FrequencyUsage compute_frequency_usage(const LoadedModel& model, const std::vector<int64_t>& ids,

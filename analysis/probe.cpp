@@ -80,7 +80,8 @@ class ProbeSink : public HookSink {
                                                scale_);
     const auto comps = parts.components.squeeze(3);  // [b, H, C, T]
     total_ = comps.sum(2);
-    sums_.components[p.layer] += (per_component_ ? comps : total_.unsqueeze(2)).sum(0).to(dev, torch::kDouble);
+    const auto summed = (per_component_ ? comps : total_.unsqueeze(2)).sum(0).to(dev, torch::kDouble);
+    sums_.components[p.layer].narrow(1, 0, summed.size(1)) += summed;  // a layer may have fewer components
     if (parts.remainder.defined()) {
       const auto rem = parts.remainder.squeeze(2);
       sums_.remainder[p.layer] += rem.sum(0).to(dev, torch::kDouble);
@@ -201,25 +202,35 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
   r.L = options.train_length > 0 ? options.train_length : training_length(cfg);
 
   const auto rotary = pe.rotary_info(T);
-  const int64_t C = rotary ? rotary->rotary_dim / 2 : 0;
+  // Each layer's own rotation (NoPE layers: none; their components stay zero). Layers may rotate
+  // more components than the model-wide encoding (Gemma 4's wider global heads): C is the most of
+  // any layer, and a layer's components past its own are NaN in θ and the VAF, 0 in the sums.
+  ProbeSink::LayerRotary layer_rotary;
+  int64_t C = rotary ? rotary->rotary_dim / 2 : 0;
+  for (int l = 0; l < cfg.n_layers; ++l) {
+    layer_rotary.push_back(rotary ? model.position_encoding(l).rotary_info(T) : std::nullopt);
+    if (layer_rotary.back()) C = std::max(C, layer_rotary.back()->rotary_dim / 2);
+    if (layer_rotary.back() && layer_rotary.back()->pairing != rotary->pairing)
+      throw Error("layer " + std::to_string(l) + " pairs its rotary dims otherwise than the model: the probe needs one pairing");
+  }
+  const auto padded = [C](const at::Tensor& theta) {
+    auto out = torch::full({C}, std::numeric_limits<double>::quiet_NaN(), torch::kDouble);
+    out.narrow(0, 0, theta.size(0)).copy_(theta);
+    return out;
+  };
   if (rotary) {
     r.pairing = to_string(rotary->pairing);
     r.kept_components = rotary->kept_components;
-    r.theta = effective_theta(*rotary);
+    r.theta = padded(effective_theta(*rotary));
   } else {
     r.theta = torch::zeros({0}, torch::kDouble);
   }
   r.activated = r.L > 0 ? activated_components(r.theta, r.L) : torch::zeros({C}, torch::kBool);
   const bool has_position = pe.has_position_scores();
-  const bool has_remainder = rotary && rotary->rotary_dim < cfg.d_head;
-  // Each layer's own rotation (NoPE layers: none; their components stay zero).
-  ProbeSink::LayerRotary layer_rotary;
-  for (int l = 0; l < cfg.n_layers; ++l) {
-    layer_rotary.push_back(rotary ? model.position_encoding(l).rotary_info(T) : std::nullopt);
-    if (layer_rotary.back() && layer_rotary.back()->rotary_dim != rotary->rotary_dim)
-      throw Error("layer " + std::to_string(l) + " rotates " + std::to_string(layer_rotary.back()->rotary_dim) +
-                  " dims, the model " + std::to_string(rotary->rotary_dim) + ": the probe needs one rotary_dim");
-  }
+  bool has_remainder = false;
+  for (int l = 0; l < cfg.n_layers; ++l)
+    if (const auto& own = layer_rotary[static_cast<size_t>(l)])
+      has_remainder = has_remainder || own->rotary_dim < model.layer_config(l).d_head;
 
   // Rotary models: q and k, split per component. Others: the logits themselves (so any term a
   // method adds, such as Transformer-XL's u·k, is in `scores`).
@@ -256,8 +267,16 @@ ProbeResult run_probe(const LoadedModel& loaded, const ProbeOptions& options,
   if (options.per_component) compute_probe_vaf(r);
   if (cfg.per_layer_schemes() && rotary) {  // each layer's own θ_c: Gemma 3's two bases, NoPE rows 0
     r.theta_per_layer = torch::zeros({NL, C}, torch::kDouble);
-    for (int64_t l = 0; l < NL; ++l)
-      if (const auto& own = layer_rotary[static_cast<size_t>(l)]) r.theta_per_layer[l].copy_(effective_theta(*own));
+    for (int64_t l = 0; l < NL; ++l) {
+      const auto& own = layer_rotary[static_cast<size_t>(l)];
+      if (!own) continue;
+      r.theta_per_layer[l].copy_(padded(effective_theta(*own)));
+      const int64_t mine = own->rotary_dim / 2;
+      if (mine < C && options.per_component) {  // components this layer does not have
+        r.vaf[l].narrow(0, mine, C - mine).fill_(std::numeric_limits<float>::quiet_NaN());
+        r.vaf_per_head[l].narrow(1, mine, C - mine).fill_(std::numeric_limits<float>::quiet_NaN());
+      }
+    }
     r.activated_per_layer = r.L > 0 ? activated_components(r.theta_per_layer, r.L) : torch::zeros({NL, C}, torch::kBool);
   }
   // The batches' blocks are free now: hand them back, so that the caller's next phase (a

@@ -41,10 +41,14 @@ void usage(const UsageCommand& c) {
       std::cout << "  layer " << l << ": " << p.model.model->config().layer_type(l) << ", not rotated (left empty)\n";
       continue;
     }
-    const int64_t top = mean[l].argmax().item<int64_t>();
-    std::cout << "  layer " << l << ": largest mean ‖q‖ on component " << top << " (θ = "
-              << u.rotary.theta[top].item<double>() << " rad/position), " << std::setprecision(4)
-              << mean[l][top].item<double>() << " vs median " << mean[l].median().item<double>() << "\n";
+    // The layer's own components (a prefix: Gemma 4's local layers have fewer) and θ.
+    const auto own = mean[l].masked_select(mean[l].isnan().logical_not());
+    const int64_t top = own.argmax().item<int64_t>();
+    const auto rotary = p.model.model->position_encoding(static_cast<int>(l)).rotary_info(static_cast<int64_t>(p.input.ids.size()));
+    const double theta = (rotary ? rotary->theta : u.rotary.theta)[top].item<double>();
+    std::cout << "  layer " << l << ": largest mean ‖q‖ on component " << top << " (θ = " << theta
+              << " rad/position), " << std::setprecision(4) << own[top].item<double>() << " vs median "
+              << own.median().item<double>() << "\n";
   }
   finish_figure_and_say(
       c.figure,

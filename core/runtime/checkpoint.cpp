@@ -228,8 +228,40 @@ std::string dense_mlp_widths(const ModelConfig& c) {
       width = w;
     }
   if (layers.empty()) return "";
-  return ", " + std::to_string(width) + (layers.find(',') == std::string::npos ? " on the dense layer " : " on the dense layers ") +
-         layers;
+  const std::string kind = c.mlp == MlpType::MoE ? " on the dense layer" : " on layer";  // Gemma 4: double-wide MLPs
+  return ", " + std::to_string(width) + kind + (layers.find(',') == std::string::npos ? " " : "s ") + layers;
+}
+
+/// ", 16 on layers 2, 5" where some layers' value of `field` (d_head, n_kv_heads) differs from
+/// the model's (Gemma 4's global layers); empty otherwise.
+std::string other_layers(const ModelConfig& c, int64_t ModelConfig::*field) {
+  std::vector<std::pair<int64_t, std::string>> values;
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const int64_t v = c.layer_config(l).*field;
+    if (v == c.*field) continue;
+    auto it = std::find_if(values.begin(), values.end(), [&](const auto& e) { return e.first == v; });
+    if (it == values.end()) it = values.insert(values.end(), {v, ""});
+    it->second += (it->second.empty() ? "" : ", ") + std::to_string(l);
+  }
+  std::string out;
+  for (const auto& [v, layers] : values)
+    out += ", " + std::to_string(v) + (layers.find(',') == std::string::npos ? " on layer " : " on layers ") + layers;
+  return out;
+}
+
+/// Gemma 4's key/value sharing for `info`: ", layers 4, 5 reuse the keys and values of layers 3,
+/// 2"; empty for other models.
+std::string shared_keys_values(const ModelConfig& c) {
+  std::string layers, sources;
+  for (int64_t l = 0; l < c.n_layers; ++l)
+    if (const int64_t s = c.layer_config(l).kv_source_layer; s >= 0) {
+      layers += (layers.empty() ? "" : ", ") + std::to_string(l);
+      sources += (sources.empty() ? "" : ", ") + std::to_string(s);
+    }
+  if (layers.empty()) return "";
+  const bool one = layers.find(',') == std::string::npos;
+  return std::string(one ? ", layer " : ", layers ") + layers + " reuse" + (one ? "s" : "") + " the keys and values of " +
+         (one ? "layer " : "layers ") + sources;
 }
 
 /// " (16 rotary + 8 no-position channels, decoupled RoPE; values 12)" for multi-head latent
@@ -288,8 +320,8 @@ std::string describe(const LoadedModel& loaded) {
   out << "d_model:           " << c.d_model << "\n"
       << "n_layers:          " << c.n_layers << "\n"
       << "n_heads:           " << c.n_heads << "\n"
-      << "n_kv_heads:        " << c.n_kv_heads << "\n"
-      << "d_head:            " << c.d_head << head_channels(c) << "\n"
+      << "n_kv_heads:        " << c.n_kv_heads << other_layers(c, &ModelConfig::n_kv_heads) << "\n"
+      << "d_head:            " << c.d_head << head_channels(c) << other_layers(c, &ModelConfig::d_head) << "\n"
       << "d_mlp:             " << c.d_mlp << dense_mlp_widths(c) << "\n"
       << "vocab:             " << c.vocab_size << "\n"
       << "n_ctx:             " << c.n_ctx << "\n"
@@ -318,6 +350,14 @@ std::string describe(const LoadedModel& loaded) {
     out << ", multi-head latent attention (kv_lora_rank " << c.kv_lora_rank
         << (c.q_lora_rank > 0 ? ", q_lora_rank " + std::to_string(c.q_lora_rank) : std::string()) << ")";
   if (c.attention_sinks) out << ", a learned attention sink per head";
+  if (c.v_norm) out << ", v RMSNorm per head (no gain)";
+  const auto keys_as_values = [](const ModelConfig& l) { return l.values_from_keys; };
+  if (!c.per_layer_schemes() ? c.values_from_keys : std::any_of(c.layer_schemes.begin(), c.layer_schemes.end(),
+                                                                 [](const LayerScheme& s) { return s.values_from_keys; }))
+    out << ", values from the keys' projection" << on_layers(keys_as_values);
+  out << shared_keys_values(c);
+  if (c.per_layer_input_width > 0) out << ", per-layer inputs of " << c.per_layer_input_width << " (PLE)";
+  if (c.layer_scalar) out << ", a scalar on each layer's output";
   if (c.sliding_window) out << ", sliding window " << c.sliding_window;
   if (c.parallel_residual) out << ", parallel attention + MLP";
   if (c.attention_chunk_size) out << ", attention in chunks of " << c.attention_chunk_size;

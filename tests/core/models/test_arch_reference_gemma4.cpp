@@ -6,6 +6,9 @@
 // scalars, and the errors its configs can earn.
 #include "arch_reference.h"
 
+#include "analysis/frequency_usage.h"
+#include "analysis/probe.h"
+#include "analysis/value_norms.h"
 #include "core/base/error.h"
 
 namespace poslens {
@@ -69,6 +72,12 @@ TEST(ArchReference, Gemma4PerLayerInputsSharedKeysAndProportionalRope) {
   EXPECT_FALSE(model.weights().layers[4].w_k.defined());
   EXPECT_THAT(c.to_json(), HasSubstr(R"("kv_source_layer":3)"));
   EXPECT_THAT(c.to_json(), HasSubstr(R"("per_layer_input_width":8)"));
+  const auto text = describe(loaded);
+  EXPECT_THAT(text, HasSubstr("d_head:            8, 16 on layers 2, 5\n"));
+  EXPECT_THAT(text, HasSubstr("d_mlp:             48, 96 on layers 4, 5\n"));
+  EXPECT_THAT(text, HasSubstr("v RMSNorm per head (no gain), layers 4, 5 reuse the keys and values of layers 3, 2, "
+                              "per-layer inputs of 8 (PLE), a scalar on each layer's output"));
+  EXPECT_THAT(text, HasSubstr("\n  layers 2, 5: RoPE (half_split pairs, rope_theta=10000, proportional: 2 of 8 components rotate)"));
 
   // hook_k / hook_v of a sharing layer are the keys and values it reads: its source's.
   const Reference ref("gemma4");
@@ -106,6 +115,8 @@ TEST(ArchReference, Gemma4DenseGlobalValuesFromKeys) {
   EXPECT_FALSE(model.weights().layers[5].w_v.defined());
   EXPECT_EQ(parameter_count(model.weights()), stored_values("gemma4_dense"));
   EXPECT_THAT(describe(loaded), HasSubstr("layer types:       local 4: 0-1, 3-4; global: 2, 5"));
+  EXPECT_THAT(describe(loaded), HasSubstr("n_kv_heads:        2, 1 on layers 2, 5\n"));
+  EXPECT_THAT(describe(loaded), HasSubstr("values from the keys' projection on 2 of 6 layers"));
 
   // Configs written before per_layer_config name the global layers' sizes in two keys of their own.
   const auto older = case_with("gemma4_dense", "global-keys", [](nlohmann::json& j) {
@@ -151,6 +162,46 @@ TEST(ArchReference, Gemma4ConfigErrorsNameTheKey) {
     j["rope_parameters"]["full_attention"]["partial_rotary_factor"] = 1.5;
   });
   EXPECT_THAT(load_error(partial), HasSubstr("partial_rotary_factor must be in (0, 1], got 1.5"));
+}
+
+// The analyses that keep one row per layer and component or KV head pad the layers that have
+// fewer (the local layers' 4 components beside the global layers' 8; one KV head on the dense
+// model's global layers) with NaN, and fill each layer's own.
+TEST(ArchReference, Gemma4AnalysesPadLayersWithFewerComponentsOrKvHeads) {
+  const auto loaded = load_checkpoint(case_dir("gemma4").string(), {"cpu", "float32", ""});
+  const std::vector<int64_t> ids = {5, 17, 33, 48, 9, 60, 12, 70, 3, 44, 81, 25};
+  const auto finite = [](const at::Tensor& t) { return torch::isfinite(t).all().item<bool>(); };
+  const auto nan = [](const at::Tensor& t) { return torch::isnan(t).all().item<bool>(); };
+
+  ProbeOptions options;
+  options.length = 12;
+  options.samples = 8;
+  const auto probe = run_probe(loaded, options);
+  ASSERT_EQ(probe.components.size(2), 8);
+  ASSERT_TRUE(probe.theta_per_layer.defined());
+  EXPECT_TRUE(finite(probe.theta_per_layer[0].narrow(0, 0, 4)));
+  EXPECT_TRUE(nan(probe.theta_per_layer[0].narrow(0, 4, 4)));
+  EXPECT_TRUE(nan(probe.vaf[0].narrow(0, 4, 4)));
+  EXPECT_TRUE(finite(probe.vaf[2].narrow(0, 0, 2)));  // the two rotating components of a global layer
+  EXPECT_EQ(probe.theta_per_layer[2].narrow(0, 2, 6).abs().sum().item<double>(), 0.0);  // p-RoPE's θ = 0
+  EXPECT_EQ(probe.components[0].narrow(1, 4, 4).abs().sum().item<double>(), 0.0);
+  // The components of each layer still add up to its logits (no remainder: every dim rotates).
+  EXPECT_TRUE(torch::allclose(probe.components.sum(2), probe.scores, 1e-4, 1e-4));
+
+  const auto usage = compute_frequency_usage(loaded, ids);
+  EXPECT_EQ(usage.q_norm.size(2), 8);
+  EXPECT_TRUE(nan(usage.q_norm[1].narrow(1, 4, 4)));
+  EXPECT_TRUE(finite(usage.q_norm[1].narrow(1, 0, 4)));
+  EXPECT_TRUE(finite(usage.q_norm[5]));
+
+  const auto dense = load_checkpoint(case_dir("gemma4_dense").string(), {"cpu", "float32", ""});
+  const auto norms = compute_value_norms(dense, ids).norms;
+  EXPECT_EQ(norms.sizes(), (std::vector<int64_t>{6, 2, 12}));
+  EXPECT_TRUE(nan(norms[2][1]));
+  EXPECT_TRUE(finite(norms[2][0]));
+  // v_norm: every value's RMS is 1, so its norm is √d_head (8 local, 16 global).
+  EXPECT_TRUE(torch::allclose(norms[0], torch::full({2, 12}, std::sqrt(8.0)), 1e-4, 1e-4));
+  EXPECT_TRUE(torch::allclose(norms[2][0], torch::full({12}, 4.0), 1e-4, 1e-4));
 }
 
 // Per-layer head sizes, shared keys and per-layer inputs hold in small attention blocks too.
