@@ -291,7 +291,10 @@ void FrequencyPlot::drawVaf() {
   y->setLabel(QStringLiteral("VAF (%)"));
   top->setVisible(true);
   top->setLabel(QStringLiteral("wavelength 2π/θ_c (positions) over θ_c (radians per position)"));
-  const int n = static_cast<int>(curves_.n_components());
+  // The layer's own components: θ is NaN past them where another layer has more (Gemma 4's
+  // local layers beside its wider global ones).
+  int n = static_cast<int>(curves_.n_components());
+  while (n > 0 && n <= static_cast<int>(curves_.theta.size()) && std::isnan(curves_.theta[n - 1])) --n;
   if (curves_.empty() || n == 0) {
     top->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
     return;
