@@ -143,8 +143,9 @@ std::unique_ptr<Transformer> intervened_model(const Transformer& model, const In
       throw Error("temperature on L" + std::to_string(t.layer) + "H" + std::to_string(t.head) + ": the model has " +
                   std::to_string(config.n_heads) + " heads");
     auto& layer = weights.layers.at(static_cast<size_t>(t.layer));
-    const int64_t rows = t.head < 0 ? config.n_heads * config.d_head : config.d_head;
-    const int64_t first = t.head < 0 ? 0 : t.head * config.d_head;
+    const int64_t d_head = model.layer_config(static_cast<int>(t.layer)).d_head;  // the layer's own (Gemma 4)
+    const int64_t rows = t.head < 0 ? config.n_heads * d_head : d_head;
+    const int64_t first = t.head < 0 ? 0 : t.head * d_head;
     torch::NoGradGuard no_grad;
     // A Whole q norm (OLMo 2) normalises before its gain: the gain's slice scales the head's q.
     auto& scaled = config.qk_norm == QkNorm::Whole ? layer.q_norm : layer.w_q;

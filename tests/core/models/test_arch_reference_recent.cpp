@@ -557,11 +557,12 @@ TEST(ArchReference, Phi3LongRopeShortAndLongFactorsAndFusedProjections) {
   expect_parity("phi3_long", hub);
 }
 
-// Per-layer windows, chunks and encodings hold in small attention blocks too
+// Per-layer windows, chunks, encodings and head sizes hold in small attention blocks too
 // (POSLENS_ATTENTION_BLOCKS=3,5: windows and chunks cut across query blocks and key chunks).
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
   for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "gpt_oss_mxfp4", "qwen3_sliding", "modernbert", "phi3_long", "mixtral",
-                           "llama4", "llama4_maverick", "llama4_multimodal", "deepseek_v2", "deepseek_v3"}) {
+                           "llama4", "llama4_maverick", "llama4_multimodal", "deepseek_v2", "deepseek_v3",
+                           "gemma4", "gemma4_dense", "gemma4_multimodal"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;
