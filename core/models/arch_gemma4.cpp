@@ -92,7 +92,8 @@ ModelConfig gemma4_config_from_hf(const nlohmann::json& j, const std::string& ar
   const auto act = j.find("hidden_activation");
   c.activation = gelu_from_hf(act != j.end() && act->is_string() ? act->get<std::string>() : "gelu_pytorch_tanh",
                               "hidden_activation", arch, where);
-  c.qkv_bias = c.attn_out_bias = bool_or(j, "attention_bias", false, where);
+  if (bool_or(j, "attention_bias", false, where))
+    throw Error(where + ": attention_bias is not supported for Gemma 4 (no released model has it)");
   c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", true, where);
   c.bos_token_id = optional_token_id(j, "bos_token_id");
   c.final_logit_softcap = number_or(j, "final_logit_softcapping", 0.0, where);  // null: none
@@ -205,8 +206,6 @@ WeightTable gemma4_table(const ModelConfig& c, const std::string& prefix) {
     on_layers(t, {p + "mlp.up_proj.weight", {d_mlp, c.d_model}, {&LayerWeights::w_up}}, layers, c.n_layers);
     on_layers(t, {p + "mlp.down_proj.weight", {c.d_model, d_mlp}, {&LayerWeights::w_down}}, layers, c.n_layers);
   }
-  if (c.attn_out_bias || c.qkv_bias)
-    throw Error(c.architecture + ": attention_bias is not supported for Gemma 4 (no released model has it)");
 
   if (const int64_t P = c.per_layer_input_width; P > 0) {
     const int64_t LP = c.n_layers * P;

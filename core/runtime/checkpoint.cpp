@@ -352,9 +352,8 @@ std::string describe(const LoadedModel& loaded) {
   if (c.attention_sinks) out << ", a learned attention sink per head";
   if (c.v_norm) out << ", v RMSNorm per head (no gain)";
   const auto keys_as_values = [](const ModelConfig& l) { return l.values_from_keys; };
-  if (!c.per_layer_schemes() ? c.values_from_keys : std::any_of(c.layer_schemes.begin(), c.layer_schemes.end(),
-                                                                 [](const LayerScheme& s) { return s.values_from_keys; }))
-    out << ", values from the keys' projection" << on_layers(keys_as_values);
+  const auto some_layers = on_layers(keys_as_values);  // " on 0 of 6 layers" when none
+  if (some_layers.rfind(" on 0 of ", 0) != 0) out << ", values from the keys' projection" << some_layers;
   out << shared_keys_values(c);
   if (c.per_layer_input_width > 0) out << ", per-layer inputs of " << c.per_layer_input_width << " (PLE)";
   if (c.layer_scalar) out << ", a scalar on each layer's output";
