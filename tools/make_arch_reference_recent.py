@@ -14,6 +14,7 @@ reference.safetensors: input_ids int64 [1, T], logits float32 [1, T, vocab], att
 [1, heads, T, T] (softmax probabilities); metadata format=poslens-arch-reference, case, source.
 """
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -456,6 +457,34 @@ def case_gemma4_dense(out: str) -> None:
     save(out, "gemma4_dense", model, ids)
 
 
+def case_gemma4_moe(out: str) -> None:
+    """Gemma4ForCausalLM as the mixture-of-experts model (gemma-4-26B-A4B) is built: every layer's dense MLP
+    (48 wide) beside 4 GeGLU experts of 16, top 2 (enable_moe_block), a router with its own norm, scale and
+    per-expert scale (all random), the extra norms post_feedforward_layernorm_1/_2 and
+    pre_feedforward_layernorm_2; global layers with values from their keys (one KV head), no per-layer
+    inputs. Experts run by transformers' eager loop. T = 13. reference.safetensors also holds router_top.{l}
+    int64 [T, 2]: each token's two experts as HF's Gemma4TextRouter picks them (sorted ascending), and
+    bf16_norm.{input,weight,output}: layer 0's pre_feedforward_layernorm (Gemma4RMSNorm, its gain multiplied in
+    float32 before the cast) run in bfloat16 on a random [T, 32] input."""
+    config = gemma4_text_config(hidden_size_per_layer_input=0, attention_k_eq_v=True, num_global_key_value_heads=1,
+                                enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=16)
+    config._experts_implementation = "eager"
+    model = gemma4_model(config, seed=87)
+    ids = torch.randint(3, 96, (1, 13), generator=torch.Generator().manual_seed(88))
+    tops = []  # each Gemma4TextRouter's (probabilities, top-k weights, top-k index)
+    hooks = [layer.router.register_forward_hook(lambda m, i, o: tops.append(o[2])) for layer in model.model.layers]
+    with torch.no_grad():
+        model(input_ids=ids)
+    for h in hooks:
+        h.remove()
+    extra = {f"router_top.{l}": t.sort(-1).values.contiguous() for l, t in enumerate(tops)}
+    norm = copy.deepcopy(model.model.layers[0].pre_feedforward_layernorm).to(torch.bfloat16)
+    x = (3 * torch.randn(13, 32, generator=torch.Generator().manual_seed(89))).to(torch.bfloat16)
+    with torch.no_grad():
+        extra.update({"bf16_norm.input": x, "bf16_norm.weight": norm.weight.detach().clone(), "bf16_norm.output": norm(x)})
+    save(out, "gemma4_moe", model, ids, extra)
+
+
 def case_gemma4_multimodal(out: str) -> None:
     """Gemma4ForConditionalGeneration, as every Gemma 4 ships: the gemma4 case's text stack (its weights, from
     tests/data/models/gemma4, so run gemma4 first) under `model.language_model.`, its config under
@@ -504,6 +533,7 @@ CASES = {"qwen3": case_qwen3, "qwen3_sliding": case_qwen3_sliding, "qwen2_slidin
          "modernbert": case_modernbert, "phi3": case_phi3, "phi3_long": case_phi3_long,
          "mixtral": case_mixtral, "llama4": case_llama4, "llama4_maverick": case_llama4_maverick,
          "llama4_multimodal": case_llama4_multimodal, "gemma4": case_gemma4, "gemma4_dense": case_gemma4_dense,
+         "gemma4_moe": case_gemma4_moe,
          "gemma4_multimodal": case_gemma4_multimodal}
 
 

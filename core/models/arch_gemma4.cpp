@@ -15,9 +15,12 @@
 //    MLPs twice as wide under `use_double_wide_mlp`,
 //  - per-layer inputs (`hidden_size_per_layer_input`, PLE; core/runtime/per_layer_inputs.h) and a
 //    scalar per layer on its output (`layer_scalar`),
-//  - the output logits soft-capped at final_logit_softcapping.
-// The mixture-of-experts block (`enable_moe_block`, gemma-4-26B-A4B) and bidirectional attention
-// (use_bidirectional_attention "all") are refused with a message.
+//  - the output logits soft-capped at final_logit_softcapping,
+//  - the mixture-of-experts block (`enable_moe_block`, gemma-4-26B-A4B): beside the dense MLP,
+//    `num_experts` GeGLU experts `moe_intermediate_size` wide, the top `top_k_experts` of a router
+//    with its own norm, scale and per-expert scale (ExpertRouting::ScaledSoftmaxAll), each half
+//    with its own norms (ModelConfig::experts_beside_mlp; the dense MLP is the shared expert).
+// Bidirectional attention (use_bidirectional_attention "all") is refused with a message.
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -78,12 +81,33 @@ PositionComponentSpec gemma4_rope(const nlohmann::json& j, bool global, int64_t 
   return layer_type_rope(j, global ? "full_attention" : "sliding_attention", defaults, d_head, where);
 }
 
+/// `enable_moe_block`'s experts on `c` (the dense MLP, intermediate_size wide, becomes the
+/// shared expert; d_mlp the experts' width). Throws poslens::Error naming `where` when
+/// num_experts, top_k_experts or moe_intermediate_size is missing or not positive.
+void gemma4_experts(const nlohmann::json& j, ModelConfig& c, const std::string& where) {
+  const auto positive = [&](const char* key) {
+    const int64_t v = int_or(j, key, 0, where);  // HF's default: None
+    if (v < 1) throw Error(where + ": enable_moe_block needs a positive " + key);
+    return v;
+  };
+  c.mlp = MlpType::MoE;
+  c.experts_beside_mlp = true;
+  c.shared_expert = true;
+  c.shared_expert_width = c.d_mlp;
+  c.n_experts = positive("num_experts");
+  c.n_experts_per_token = positive("top_k_experts");
+  c.d_mlp = positive("moe_intermediate_size");
+  c.expert_activation = ExpertActivation::Gated;
+  c.expert_routing = ExpertRouting::ScaledSoftmaxAll;
+}
+
 ModelConfig gemma4_config_from_hf(const nlohmann::json& j, const std::string& arch, const std::string& where) {
   ModelConfig c = hf_decoder_sizes(j, arch, 131072, where);
   c.d_head = int_or(j, "head_dim", 256, where);
   c.norm = NormType::RMSNorm;
   c.norm_eps = number_or(j, "rms_norm_eps", 1e-6, where);
   c.norm_placement = NormPlacement::Sandwich;
+  c.norm_gain_in_float32 = true;  // Gemma4RMSNorm: (normed · w) in float32, then cast
   c.qk_norm = QkNorm::PerHead;
   c.v_norm = true;
   c.attn_scale = 1.0;
@@ -100,8 +124,7 @@ ModelConfig gemma4_config_from_hf(const nlohmann::json& j, const std::string& ar
   c.layer_scalar = true;
   if (const auto b = j.find("use_bidirectional_attention"); b != j.end() && *b == "all")
     throw Error(where + ": use_bidirectional_attention \"all\" is not supported (causal text models only)");
-  if (bool_or(j, "enable_moe_block", false, where))
-    throw Error(where + ": enable_moe_block (Gemma 4's mixture-of-experts block, gemma-4-26B-A4B) is not supported yet");
+  if (bool_or(j, "enable_moe_block", false, where)) gemma4_experts(j, c, where);
 
   auto sliding = hf_sliding_layers(j, c.n_layers, 6, where);
   if (!sliding.empty()) sliding.back() = false;  // HF forces the last layer global
@@ -125,6 +148,8 @@ ModelConfig gemma4_config_from_hf(const nlohmann::json& j, const std::string& ar
         if (sliding[static_cast<size_t>(k)] == local) s.kv_source_layer = k;
       if (s.kv_source_layer < 0)
         throw Error(where + ": layer " + std::to_string(l) + " shares keys and values, but no earlier layer has its type");
+      if (double_wide && c.experts_beside_mlp)
+        throw Error(where + ": use_double_wide_mlp with enable_moe_block is not supported (no released model has both)");
       if (double_wide) s.dense_mlp_width = 2 * c.d_mlp;
     }
     c.layer_schemes.push_back(s);
@@ -143,10 +168,7 @@ ModelConfig gemma4_config_from_hf(const nlohmann::json& j, const std::string& ar
 /// Gemma4ForConditionalGeneration's config: its `text_config` read as Gemma4ForCausalLM's (the
 /// architecture stays the conditional one, so its table is chosen).
 ModelConfig gemma4_multimodal_config(const nlohmann::json& j, const std::string& arch, const std::string& where) {
-  const auto t = j.find("text_config");
-  if (t == j.end() || !t->is_object())
-    throw Error(where + ": " + arch + " needs a \"text_config\" object (the text stack's config)");
-  ModelConfig c = gemma4_config_from_hf(*t, arch, where + " text_config");
+  ModelConfig c = gemma4_config_from_hf(text_config(j, arch, where), arch, where + " text_config");
   c.tie_word_embeddings = bool_or(j, "tie_word_embeddings", c.tie_word_embeddings, where);
   return c;
 }
@@ -184,7 +206,8 @@ WeightTable gemma4_table(const ModelConfig& c, const std::string& prefix) {
   std::map<std::tuple<int64_t, int64_t, bool, bool, int64_t>, std::vector<int64_t>> groups;
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const auto lc = c.layer_config(l);
-    groups[{lc.d_head, lc.n_kv_heads, lc.kv_source_layer >= 0, lc.values_from_keys, lc.d_mlp}].push_back(l);
+    const int64_t dense_width = lc.experts_beside_mlp ? lc.shared_expert_width : lc.d_mlp;
+    groups[{lc.d_head, lc.n_kv_heads, lc.kv_source_layer >= 0, lc.values_from_keys, dense_width}].push_back(l);
   }
   for (const auto& [key, layers] : groups) {
     const auto [d_head, n_kv, shared, k_eq_v, d_mlp] = key;
@@ -205,6 +228,23 @@ WeightTable gemma4_table(const ModelConfig& c, const std::string& prefix) {
     on_layers(t, {p + "mlp.gate_proj.weight", {d_mlp, c.d_model}, {&LayerWeights::w_gate}}, layers, c.n_layers);
     on_layers(t, {p + "mlp.up_proj.weight", {d_mlp, c.d_model}, {&LayerWeights::w_up}}, layers, c.n_layers);
     on_layers(t, {p + "mlp.down_proj.weight", {c.d_model, d_mlp}, {&LayerWeights::w_down}}, layers, c.n_layers);
+  }
+
+  if (c.experts_beside_mlp) {  // every layer's (HF Gemma4TextRouter, Gemma4TextExperts)
+    const int64_t E = c.n_experts;
+    WeightRule gate_up{p + "experts.gate_up_proj", {E, 2 * c.d_mlp, c.d_model}, {&LayerWeights::experts_gate_up}};
+    gate_up.to_runtime = stacked_experts_gate_up;
+    WeightRule down{p + "experts.down_proj", {E, c.d_model, c.d_mlp}, {&LayerWeights::experts_down}};
+    down.to_runtime = stacked_experts_down;
+    t.rules.push_back(gate_up);
+    t.rules.push_back(down);
+    t.rules.push_back({p + "router.proj.weight", {E, c.d_model}, {&LayerWeights::router}});
+    t.rules.push_back({p + "router.scale", {c.d_model}, {&LayerWeights::router_scale}});
+    t.rules.push_back({p + "router.per_expert_scale", {E}, {&LayerWeights::per_expert_scale}});
+    for (const auto& [name, field] : {std::pair{"post_feedforward_layernorm_1", &LayerWeights::shared_expert_post_norm},
+                                      std::pair{"pre_feedforward_layernorm_2", &LayerWeights::experts_norm},
+                                      std::pair{"post_feedforward_layernorm_2", &LayerWeights::experts_post_norm}})
+      t.rules.push_back({p + name + ".weight", {c.d_model}, {field}});
   }
 
   if (const int64_t P = c.per_layer_input_width; P > 0) {

@@ -25,6 +25,7 @@ ModelConfig gpt_oss_config_from_hf(const nlohmann::json& j, const std::string& w
   ModelConfig c = hf_decoder_sizes(j, "GptOssForCausalLM", 131072, where);
   c.norm = NormType::RMSNorm;
   c.norm_eps = number_or(j, "rms_norm_eps", 1e-5, where);
+  c.norm_gain_in_float32 = true;  // GptOssRMSNorm: (w · normed) in float32, then cast
   c.mlp = MlpType::MoE;
   c.activation = Activation::SiLU;  // the experts' clamped SwiGLU (ModelConfig::swiglu_limit)
   c.n_experts = int_or(j, "num_local_experts", 128, where);

@@ -166,10 +166,7 @@ WeightTable llama4_hf_table(const ModelConfig& c) {
 /// when text_config is missing or not an object, or as llama4_config_from_hf does, naming
 /// "<where> text_config".
 ModelConfig llama4_multimodal_config(const nlohmann::json& j, const std::string& arch, const std::string& where) {
-  const auto t = j.find("text_config");
-  if (t == j.end() || !t->is_object())
-    throw Error(where + ": " + arch + " needs a \"text_config\" object (the text stack's config)");
-  return llama4_config_from_hf(*t, arch, where + " text_config");
+  return llama4_config_from_hf(text_config(j, arch, where), arch, where + " text_config");
 }
 
 /// The text stack's rules under `language_model.` (HF Llama4ForConditionalGeneration.language_model);

@@ -39,6 +39,7 @@ ModelConfig olmo2_config_from_hf(const nlohmann::json& j, const std::string& whe
   ModelConfig c = llama_config_from_hf(j, "Olmo2ForCausalLM", where);
   c.norm_placement = NormPlacement::SublayerOutput;
   c.qk_norm = QkNorm::Whole;
+  c.norm_gain_in_float32 = true;  // Olmo2RMSNorm: (w · normed) in float32, then cast
   return c;
 }
 

@@ -103,6 +103,13 @@ at::Tensor stacked_experts_gate_up(const at::Tensor& stacked) {
 
 at::Tensor stacked_experts_down(const at::Tensor& stacked) { return stacked.transpose(1, 2); }
 
+const nlohmann::json& text_config(const nlohmann::json& j, const std::string& arch, const std::string& where) {
+  const auto t = j.find("text_config");
+  if (t == j.end() || !t->is_object())
+    throw Error(where + ": " + arch + " needs a \"text_config\" object (the text stack's config)");
+  return *t;
+}
+
 }  // namespace arch
 
 namespace {

@@ -66,6 +66,11 @@ ModelConfig hf_decoder_sizes(const nlohmann::json& j, const std::string& archite
 /// d_model], each expert's gate rows then its up rows, as LayerWeights::experts_gate_up
 /// [n_experts, d_model, 2·d_mlp] with gate and up columns interleaved.
 at::Tensor stacked_experts_gate_up(const at::Tensor& stacked);
+/// The `text_config` object of a multimodal model's config (Llama 4's and Gemma 4's
+/// …ForConditionalGeneration), whose text stack is read as the causal LM's. Throws
+/// poslens::Error naming `where` and `arch` when it is missing or not an object.
+const nlohmann::json& text_config(const nlohmann::json& j, const std::string& arch, const std::string& where);
+
 /// The experts' down projections stacked [n_experts, d_model, d_mlp] (x @ Wᵀ), as
 /// LayerWeights::experts_down [n_experts, d_mlp, d_model] (x @ W).
 at::Tensor stacked_experts_down(const at::Tensor& stacked);

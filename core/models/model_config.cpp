@@ -40,6 +40,7 @@ const char* to_string(ExpertRouting v) {
     case ExpertRouting::SigmoidOnInput: return "sigmoid on the input";
     case ExpertRouting::SoftmaxAll: return "softmax over all experts";
     case ExpertRouting::SigmoidBiased: return "sigmoid, chosen with a bias";
+    case ExpertRouting::ScaledSoftmaxAll: return "softmax over all experts of the normed, scaled input";
   }
   return "?";
 }
@@ -90,6 +91,9 @@ void ModelConfig::validate() const {
     throw Error(architecture + " config: " + std::to_string(massive_means.size()) + " massive-activation means for d_model " +
                 std::to_string(d_model));
   if (shared_expert_width < 0) throw Error(architecture + " config: shared_expert_width must not be negative");
+  if (experts_beside_mlp && (mlp != MlpType::MoE || !shared_expert || norm_placement != NormPlacement::Sandwich))
+    throw Error(architecture + " config: experts beside the MLP need a mixture of experts with a shared expert and "
+                "sandwich norms");
   if (v_head_dim < 0) throw Error(architecture + " config: v_head_dim must not be negative");
   if (latent_attention()) {
     if (q_lora_rank < 0 || qk_rope_head_dim < 2 || qk_rope_head_dim % 2 || qk_rope_head_dim > d_head)
@@ -165,6 +169,7 @@ ModelConfig ModelConfig::layer_config(int64_t l) const {
     c.d_mlp = s.dense_mlp_width;
     c.shared_expert = false;
     c.shared_expert_width = 0;
+    c.experts_beside_mlp = false;
   }
   return c;
 }
@@ -323,6 +328,7 @@ std::string ModelConfig::to_json() const {
     if (norm_topk_prob) j["norm_topk_prob"] = true;
     if (shared_expert) j["shared_expert"] = true;
     if (shared_expert && shared_expert_width > 0) j["shared_expert_width"] = shared_expert_width;
+    if (experts_beside_mlp) j["experts_beside_mlp"] = true;
   }
   if (latent_attention()) {
     j["q_lora_rank"] = q_lora_rank;
@@ -357,6 +363,7 @@ std::string ModelConfig::to_json() const {
   if (unembed_scale != 1.0) j["unembed_scale"] = unembed_scale;
   if (embed_scale != 1.0) j["embed_scale"] = embed_scale;
   if (norm_weight_offset != 0.0) j["norm_weight_offset"] = norm_weight_offset;
+  if (norm_gain_in_float32) j["norm_gain_in_float32"] = true;
   if (v_norm) j["v_norm"] = true;
   if (per_layer_input_width > 0) {
     j["per_layer_input_width"] = per_layer_input_width;

@@ -48,7 +48,11 @@ enum class QkNorm { None, PerHead, Whole, L2 };
 ///   weighted by s, divided by the k's sum when norm_topk_prob, times routed_scaling_factor
 ///   (DeepSeek-V3, arXiv 2412.19437 §2.1.2, auxiliary-loss-free balancing; HF
 ///   DeepseekV3TopkRouter).
-enum class ExpertRouting { Softmax, SigmoidOnInput, SoftmaxAll, SigmoidBiased };
+/// - ScaledSoftmaxAll: the router reads unit_rms(x)·LayerWeights::router_scale·d_model^−½ (its
+///   own RMSNorm without a gain); p = softmax over all n_experts (float32); the k largest p
+///   divided by their sum, each times LayerWeights::per_expert_scale (Gemma 4, HF
+///   Gemma4TextRouter).
+enum class ExpertRouting { Softmax, SigmoidOnInput, SoftmaxAll, SigmoidBiased, ScaledSoftmaxAll };
 
 /// One layer's attention where the layers of a model differ (Gemma 3's local and global
 /// layers, SmolLM3's and Cohere 2's NoPE layers, Llama 4's chunked RoPE and global NoPE
@@ -198,6 +202,13 @@ struct ModelConfig {
   /// The shared expert's hidden width (DeepSeek: n_shared_experts · moe_intermediate_size);
   /// 0: d_mlp.
   int64_t shared_expert_width = 0;
+  /// Gemma 4's MoE block (HF Gemma4TextDecoderLayer with `enable_moe_block`, gemma-4-26B-A4B),
+  /// with NormPlacement::Sandwich and a shared expert (the dense MLP): both read the residual
+  /// stream x itself, each through its own norms. The MLP sublayer's output is
+  /// mlp_post_norm(shared_expert_post_norm(dense(mlp_norm(x))) +
+  /// experts_post_norm(Σ_e w_e·expert_e(experts_norm(x)))), the experts routed from x
+  /// (ExpertRouting::ScaledSoftmaxAll); LayerWeights names each norm.
+  bool experts_beside_mlp = false;
   /// Multi-head latent attention, MLA (DeepSeek-V2, arXiv 2405.04434 §2.1; HF
   /// DeepseekV2Attention / DeepseekV3Attention), when kv_lora_rank > 0: keys and values come
   /// from a latent c = RMSNorm(W_kv_a·h) of kv_lora_rank values, per head [k_nope; v] = W_kv_b·c;
@@ -230,6 +241,10 @@ struct ModelConfig {
   double embed_scale = 1.0;
   /// RMSNorm multiplies by (norm_weight_offset + w), in float32 (Gemma stores w - 1: offset 1).
   double norm_weight_offset = 0.0;
+  /// RMSNorm multiplies by its gain in float32 and then casts to the compute dtype, as HF
+  /// Olmo2RMSNorm, GptOssRMSNorm and Gemma4RMSNorm do; false: the normed x is cast first and
+  /// scaled in the compute dtype (HF LlamaRMSNorm). The two differ only below float32.
+  bool norm_gain_in_float32 = false;
   int64_t bos_token_id = -1;  ///< -1: the model has no BOS token to prepend
   /// RMSNorm without a gain over each head's values before attention (Gemma 4's `v_norm`,
   /// Gemma4RMSNorm with_scale=False, eps norm_eps).

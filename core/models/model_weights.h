@@ -41,6 +41,14 @@ struct LayerWeights {
   /// ExpertRouting::SigmoidBiased: added to σ(router logits) to choose the experts, not to
   /// weigh them (DeepSeek-V3's `e_score_correction_bias`), [n_experts]; else undefined.
   at::Tensor router_score_bias;
+  /// ExpertRouting::ScaledSoftmaxAll (Gemma 4's router): the gain on its normed input
+  /// [d_model] (`router.scale`) and each expert's weight factor [n_experts]
+  /// (`router.per_expert_scale`); else undefined.
+  at::Tensor router_scale, per_expert_scale;
+  /// ModelConfig::experts_beside_mlp's norms, [d_model] each: on the shared expert's output
+  /// (`post_feedforward_layernorm_1`), on the experts' input (`pre_feedforward_layernorm_2`) and
+  /// on their output (`post_feedforward_layernorm_2`); else undefined.
+  at::Tensor shared_expert_post_norm, experts_norm, experts_post_norm;
   /// Multi-head latent attention (ModelConfig::latent_attention(); HF DeepseekV2Attention), as
   /// stored: w_q_a [q_lora_rank, d_model] and q_a_norm [q_lora_rank] where q_lora_rank > 0 (w_q
   /// is then q_b_proj, [n_heads·d_head, q_lora_rank]; else q_proj); w_kv_a [kv_lora_rank +

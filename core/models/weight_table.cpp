@@ -156,7 +156,9 @@ int64_t parameter_count(const ModelWeights& w) {
                    &LayerWeights::experts_down, &LayerWeights::experts_down_bias, &LayerWeights::router_score_bias,
                    &LayerWeights::w_q_a, &LayerWeights::q_a_norm, &LayerWeights::w_kv_a, &LayerWeights::kv_a_norm,
                    &LayerWeights::w_kv_b, &LayerWeights::per_layer_gate, &LayerWeights::per_layer_projection,
-                   &LayerWeights::per_layer_norm, &LayerWeights::layer_scalar})
+                   &LayerWeights::per_layer_norm, &LayerWeights::layer_scalar, &LayerWeights::router_scale,
+                   &LayerWeights::per_expert_scale, &LayerWeights::shared_expert_post_norm,
+                   &LayerWeights::experts_norm, &LayerWeights::experts_post_norm})
       add(l->*f);
   for (const auto* pe : {&w.pe, &w.encoder_pe}) {
     for (const auto& layer : pe->layers)

@@ -13,20 +13,15 @@ namespace poslens::blocks {
 namespace {
 
 /// RMSNorm (Zhang & Sennrich 2019, as in HF LlamaRMSNorm): normalised in float32, then scaled.
-/// With a weight offset (Gemma) the scaling is done in float32 before the cast, as HF
-/// GemmaRMSNorm does: (normed * (offset + w)).to(dtype).
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, double offset) {
+/// With a weight offset (Gemma) or `gain_in_float32` (ModelConfig::norm_gain_in_float32: OLMo 2,
+/// gpt-oss, Gemma 4) the scaling is done in float32 before the cast, as HF GemmaRMSNorm /
+/// Olmo2RMSNorm do: (normed * (offset + w)).to(dtype).
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, double offset,
+                    bool gain_in_float32 = false) {
   const auto xf = x.to(torch::kFloat32);
   const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
-  if (offset != 0.0) return (normed * (weight.to(torch::kFloat32) + offset)).to(x.scalar_type());
+  if (offset != 0.0 || gain_in_float32) return (normed * (weight.to(torch::kFloat32) + offset)).to(x.scalar_type());
   return weight * normed.to(x.scalar_type());
-}
-
-/// RMSNorm without a gain (Gemma 4's v_norm; Llama 4's L2 q/k norm): x·rsqrt(mean(x²) + eps)
-/// over the last dim in float32, returned in x's dtype.
-at::Tensor unit_rms(const at::Tensor& x, double eps) {
-  const auto xf = x.to(torch::kFloat32);
-  return (xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps)).to(x.scalar_type());
 }
 
 at::Tensor mlp_whole(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
@@ -61,6 +56,11 @@ QueryKeyValue latent_query_key_value(const ModelConfig& c, const Projections& w,
 
 }  // namespace
 
+at::Tensor unit_rms(const at::Tensor& x, double eps) {
+  const auto xf = x.to(torch::kFloat32);
+  return (xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps)).to(x.scalar_type());
+}
+
 at::Tensor gated_mlp(const ModelConfig& c, const LayerWeights& w, const at::Tensor& h) {
   const auto gate = activation(c.activation, at::linear(h, w.w_gate, w.b_gate));
   return at::linear(gate * at::linear(h, w.w_up, w.b_up), w.w_down, w.b_down);
@@ -74,7 +74,7 @@ at::Tensor projection(const ModelConfig& c, const at::Tensor& h, const at::Tenso
 }
 
 at::Tensor norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (c.norm == NormType::RMSNorm) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset);
+  if (c.norm == NormType::RMSNorm) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset, c.norm_gain_in_float32);
   const auto g = weight.defined() ? weight.to(torch::kFloat32) : at::Tensor();
   const auto b = bias.defined() ? bias.to(torch::kFloat32) : at::Tensor();
   return at::layer_norm(x.to(torch::kFloat32), {x.size(-1)}, g, b, c.norm_eps).to(x.scalar_type());
@@ -132,8 +132,8 @@ Projections cross_attention(const LayerWeights& w) {
 at::Tensor qk_norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight) {
   if (c.qk_norm == QkNorm::L2) return unit_rms(x, c.norm_eps);  // HF Llama4TextL2Norm: in float32, no gain
   if (c.qk_norm == QkNorm::None || !weight.defined()) return x;
-  if (c.qk_norm == QkNorm::PerHead) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset);
-  return rms_norm(x.flatten(2), weight, c.norm_eps, c.norm_weight_offset).view(x.sizes());
+  if (c.qk_norm == QkNorm::PerHead) return rms_norm(x, weight, c.norm_eps, c.norm_weight_offset, c.norm_gain_in_float32);
+  return rms_norm(x.flatten(2), weight, c.norm_eps, c.norm_weight_offset, c.norm_gain_in_float32).view(x.sizes());
 }
 
 at::Tensor query_temperature(const ModelConfig& c, const at::Tensor& q, const at::Tensor& positions) {
@@ -278,7 +278,9 @@ at::Tensor layer(const Pass& p, int l, const LayerWeights& w, const at::Tensor& 
     const auto attn_out = attention(p, l, self_attention(w), norm(c, x, w.attn_norm, w.attn_norm_bias));
     const auto resid_mid = x + norm(c, attn_out, w.attn_post_norm, {});
     p.emit(HookKind::ResidMid, l, resid_mid);
-    const auto mlp_out = mlp(p, l, w, norm(c, resid_mid, w.mlp_norm, w.mlp_norm_bias));
+    // Gemma 4's MoE block reads resid_mid itself, each of its halves through its own norm.
+    const auto mlp_out =
+        mlp(p, l, w, c.experts_beside_mlp ? resid_mid : norm(c, resid_mid, w.mlp_norm, w.mlp_norm_bias));
     auto resid_post = resid_mid + norm(c, mlp_out, w.mlp_post_norm, {});
     // Gemma 4: + the per-layer input's sublayer, then the whole output times the layer scalar.
     if (p.per_layer_inputs) resid_post = add_per_layer_input(c, w, resid_post, p.per_layer_inputs->layer(l));

@@ -103,6 +103,9 @@ struct Cross {
 /// undefined: OLMo's non-parametric, MPT's bias-free) over the last dim, computed in float32
 /// and returned in x's dtype; per config.norm and config.norm_eps.
 at::Tensor norm(const ModelConfig& c, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+/// RMSNorm without a gain (Gemma 4's v_norm and router input; Llama 4's L2 q/k norm):
+/// x·rsqrt(mean(x²) + eps) over the last dim in float32, returned in x's dtype.
+at::Tensor unit_rms(const at::Tensor& x, double eps);
 
 /// q, k or v of `h` [batch, pos, d_model]: linear(h, weight, bias) viewed as [batch, pos, heads,
 /// d_head]; MPT clamps it to ±config.clip_qkv (its Wqkv output). Used by the forward and by

@@ -282,6 +282,8 @@ std::string expert_routing(const ModelConfig& c) {
   if (c.expert_routing == ExpertRouting::SoftmaxAll) out = ", weights softmax over all experts";
   if (c.expert_routing == ExpertRouting::SigmoidBiased)
     out = std::string(", weights sigmoid") + (c.norm_topk_prob ? " renormalised" : "") + ", chosen with a bias";
+  if (c.expert_routing == ExpertRouting::ScaledSoftmaxAll)
+    out = ", weights softmax over all experts renormalised over the top k × a scale per expert, from the normed input";
   if (c.routed_scaling_factor != 1.0) out += " × " + significant(c.routed_scaling_factor, 4);
   if (c.n_expert_groups > 1)
     out += ", from the top " + std::to_string(c.topk_expert_groups) + " of " + std::to_string(c.n_expert_groups) + " groups";
@@ -339,7 +341,7 @@ std::string describe(const LoadedModel& loaded) {
                 ? "clamped SwiGLU at " + significant(c.swiglu_limit, 3)
                 : std::string("gated ") + to_string(c.activation))
         << expert_routing(c)
-        << (c.shared_expert ? ", a shared expert" : "")
+        << (c.experts_beside_mlp ? ", beside a dense gated MLP" : c.shared_expert ? ", a shared expert" : "")
         << (c.shared_expert && c.shared_expert_width > 0 && c.shared_expert_width != c.d_mlp
                 ? " " + std::to_string(c.shared_expert_width) + " wide" : "")
         << ")" << moe_layers

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/runtime/blocks.h"
@@ -66,6 +67,17 @@ ExpertChoice sigmoid_biased(const ModelConfig& c, const LayerWeights& w, const a
   return {experts, weights * c.routed_scaling_factor};
 }
 
+/// Gemma 4's routing (ExpertRouting::ScaledSoftmaxAll; HF Gemma4TextRouter): its input normed
+/// without a gain, times router_scale and d_model^−½ in the model's dtype; the softmax in
+/// float32; the top k renormalised, times their per_expert_scale.
+ExpertChoice scaled_softmax_all(const ModelConfig& c, const LayerWeights& w, const at::Tensor& x) {
+  const auto in = unit_rms(x, c.norm_eps) * w.router_scale * std::pow(static_cast<double>(c.d_model), -0.5);
+  const auto p = torch::softmax(at::linear(in, w.router), -1, torch::kFloat32);
+  auto [weights, experts] = p.topk(c.n_experts_per_token, -1);
+  weights = weights / weights.sum(-1, /*keepdim=*/true);
+  return {experts, weights * w.per_expert_scale.index({experts})};
+}
+
 }  // namespace
 
 ExpertChoice route_tokens(const ModelConfig& c, const LayerWeights& w, const at::Tensor& x) {
@@ -74,6 +86,7 @@ ExpertChoice route_tokens(const ModelConfig& c, const LayerWeights& w, const at:
     const auto logits = at::linear(x.to(torch::kFloat32), w.router.to(torch::kFloat32));
     return c.expert_routing == ExpertRouting::SoftmaxAll ? softmax_all(c, logits) : sigmoid_biased(c, w, logits);
   }
+  if (c.expert_routing == ExpertRouting::ScaledSoftmaxAll) return scaled_softmax_all(c, w, x);
   const auto router_logits = at::linear(x, w.router, w.router_bias);  // [N, E]
   const auto [top_logits, top_experts] = router_logits.topk(c.n_experts_per_token, -1);
   // HF Llama4Router: σ in float32, back to the model's dtype.
@@ -86,7 +99,9 @@ at::Tensor mixture_of_experts(const ModelConfig& c, const LayerWeights& w, const
   const auto x = h.reshape({-1, c.d_model});
   const auto [top_experts, top_weights] = route_tokens(c, w, x);
   const bool on_input = c.expert_routing == ExpertRouting::SigmoidOnInput;
-  auto out = c.shared_expert ? gated_mlp(c, w, x) : torch::zeros_like(x);
+  // Gemma 4: the experts read x through their own norm; the shared expert is added below.
+  const auto experts_in = c.experts_beside_mlp ? norm(c, x, w.experts_norm, {}) : x;
+  auto out = c.shared_expert && !c.experts_beside_mlp ? gated_mlp(c, w, x) : torch::zeros_like(x);
   // Experts some token chose, read on the host once per chunk.
   const auto chosen = std::get<0>(at::_unique(top_experts.flatten())).to(torch::kCPU);
   const auto bias = [](const at::Tensor& b, int64_t e) { return b.defined() ? b[e] : b; };
@@ -95,13 +110,16 @@ at::Tensor mixture_of_experts(const ModelConfig& c, const LayerWeights& w, const
     const auto where = (top_experts == e).nonzero();  // [n, 2]: token, slot
     const auto tokens = where.select(1, 0), slots = where.select(1, 1);
     const auto weight = top_weights.index({tokens, slots}).unsqueeze(-1);
-    auto in = x.index_select(0, tokens);
+    auto in = experts_in.index_select(0, tokens);
     if (on_input) in = in * weight;
     const auto gate_up = expert_linear(in, w.experts_gate_up[e], bias(w.experts_gate_up_bias, e));
     const auto y = expert_linear(expert_activation(c, gate_up), w.experts_down[e], bias(w.experts_down_bias, e));
     // DeepSeek's float32 weights: the product in float32, cast once (HF DeepseekV3Experts).
     out.index_add_(0, tokens, on_input ? y : (y * weight).to(out.scalar_type()));
   }
+  if (c.experts_beside_mlp)  // HF Gemma4TextDecoderLayer: post_1(mlp(pre(x))) + post_2(experts(pre_2(x)))
+    out = norm(c, gated_mlp(c, w, norm(c, x, w.mlp_norm, {})), w.shared_expert_post_norm, {}) +
+          norm(c, out, w.experts_post_norm, {});
   return out.view(h.sizes());
 }
 

@@ -1,15 +1,17 @@
-// Parity of Gemma 4's text stack in tests/data/models/gemma4, gemma4_dense and gemma4_multimodal
+// Parity of Gemma 4's text stack in tests/data/models/gemma4, gemma4_dense, gemma4_moe and gemma4_multimodal
 // against HF transformers' own modeling code (modeling_gemma4 of 5.17, float32, eager;
 // tools/make_arch_reference_recent.py): logits to 1e-4 and every pattern to 1e-5, with maps and
 // without (the fused kernel on LibTorch 2.x); per-layer head sizes, proportional RoPE, values
 // from the keys' projection, keys and values shared between layers, per-layer inputs, layer
-// scalars, and the errors its configs can earn.
+// scalars, the mixture of experts beside the dense MLP, and the errors its configs can earn.
 #include "arch_reference.h"
 
 #include "analysis/frequency_usage.h"
 #include "analysis/probe.h"
 #include "analysis/value_norms.h"
 #include "core/base/error.h"
+#include "core/runtime/blocks.h"
+#include "core/runtime/mixture_of_experts.h"
 
 namespace poslens {
 namespace {
@@ -127,6 +129,53 @@ TEST(ArchReference, Gemma4DenseGlobalValuesFromKeys) {
   expect_parity("gemma4_dense", older);
 }
 
+// The mixture-of-experts layout (gemma-4-26B-A4B): every layer's dense MLP (48 wide, the shared
+// expert) beside 4 experts of 16, top 2, chosen by a router with its own norm, scale and
+// per-expert scale from the residual stream itself; three more norms per layer.
+TEST(ArchReference, Gemma4ExpertsBesideTheDenseMlp) {
+  expect_parity("gemma4_moe", case_dir("gemma4_moe"));
+  const auto loaded = load_checkpoint(case_dir("gemma4_moe").string(), {"cpu", "float32", ""});
+  const auto& model = *loaded.model;
+  const auto& c = model.config();
+  EXPECT_EQ(c.mlp, MlpType::MoE);
+  EXPECT_TRUE(c.experts_beside_mlp);
+  EXPECT_EQ(c.expert_routing, ExpertRouting::ScaledSoftmaxAll);
+  EXPECT_EQ(c.n_experts, 4);
+  EXPECT_EQ(c.n_experts_per_token, 2);
+  EXPECT_EQ(c.d_mlp, 16);
+  EXPECT_EQ(c.shared_expert_width, 48);
+  EXPECT_EQ(parameter_count(model.weights()), stored_values("gemma4_moe"));
+  EXPECT_THAT(describe(loaded), HasSubstr("mixture-of-experts MLP (4 experts, top 2, gated gelu_new, weights softmax over "
+                                          "all experts renormalised over the top k × a scale per expert, from the normed "
+                                          "input, beside a dense gated MLP 48 wide)"));
+
+  // Each token's experts, routed by PosLens from its own hook_resid_mid, are HF's.
+  const Reference ref("gemma4_moe");
+  Captures captures;
+  CaptureSink sink(CaptureSpec({"blocks.*.hook_resid_mid"}), captures);
+  ForwardOptions options;
+  options.blocking.mlp_rows = 4;  // the block in chunks of positions gives the same logits
+  c10::InferenceMode guard;
+  const auto logits = model.forward(ref.ids(), sink, {}, options);
+  EXPECT_TRUE(torch::allclose(logits, ref["logits"], 0, 1e-4));
+  for (int l = 0; l < c.n_layers; ++l) {
+    const auto choice = blocks::route_tokens(c, model.weights().layers[static_cast<size_t>(l)],
+                                             captures.find({HookKind::ResidMid, l})[0]);
+    EXPECT_TRUE(std::get<0>(choice.experts.sort(-1)).equal(ref.ids("router_top." + std::to_string(l)))) << "layer " << l;
+    EXPECT_EQ(choice.weights.scalar_type(), torch::kFloat32);
+  }
+
+  // Gemma4RMSNorm multiplies by its gain in float32 before the cast: in bfloat16 PosLens's norm
+  // is HF's bit for bit, where LlamaRMSNorm's order (cast, then scale) differs.
+  EXPECT_TRUE(c.norm_gain_in_float32);
+  const auto x = ref["bf16_norm.input"].to(torch::kBFloat16), gain = ref["bf16_norm.weight"].to(torch::kBFloat16);
+  const auto hf = ref["bf16_norm.output"].to(torch::kBFloat16);
+  EXPECT_TRUE(blocks::norm(c, x, gain, {}).equal(hf));
+  auto llama_order = c;
+  llama_order.norm_gain_in_float32 = false;
+  EXPECT_FALSE(blocks::norm(llama_order, x, gain, {}).equal(hf));
+}
+
 // Gemma 4 as the Hub ships it (Gemma4ForConditionalGeneration): the gemma4 case's text stack under
 // model.language_model., beside a vision tower and embedder a text-only forward never reads.
 TEST(ArchReference, Gemma4ConditionalGenerationRunsItsTextStack) {
@@ -142,7 +191,16 @@ TEST(ArchReference, Gemma4ConditionalGenerationRunsItsTextStack) {
 // What Gemma 4's configs can say that PosLens does not run, or that cannot be a model.
 TEST(ArchReference, Gemma4ConfigErrorsNameTheKey) {
   const auto moe = case_with("gemma4_dense", "moe", [](nlohmann::json& j) { j["enable_moe_block"] = true; });
-  EXPECT_THAT(load_error(moe), HasSubstr("enable_moe_block (Gemma 4's mixture-of-experts block"));
+  EXPECT_THAT(load_error(moe), HasSubstr("enable_moe_block needs a positive num_experts"));
+  const auto moe_wide = case_with("gemma4", "moe-double-wide", [](nlohmann::json& j) {
+    j["enable_moe_block"] = true;
+    j["num_experts"] = 4;
+    j["top_k_experts"] = 2;
+    j["moe_intermediate_size"] = 16;
+  });
+  EXPECT_THAT(load_error(moe_wide), HasSubstr("use_double_wide_mlp with enable_moe_block is not supported"));
+  const auto too_many = case_with("gemma4_moe", "top-k", [](nlohmann::json& j) { j["top_k_experts"] = 5; });
+  EXPECT_THAT(load_error(too_many), HasSubstr("1 <= n_experts_per_token (5) <= n_experts (4)"));
   const auto bidirectional =
       case_with("gemma4_dense", "bidirectional", [](nlohmann::json& j) { j["use_bidirectional_attention"] = "all"; });
   EXPECT_THAT(load_error(bidirectional), HasSubstr("use_bidirectional_attention \"all\" is not supported"));

@@ -37,6 +37,7 @@ TEST(ArchReference, Qwen3QkNormPerHeadAndRopeParameters) {
   const auto& c = loaded.model->config();
   EXPECT_EQ(c.qk_norm, QkNorm::PerHead);
   EXPECT_EQ(c.d_head, 12);
+  EXPECT_FALSE(c.norm_gain_in_float32);  // Qwen3RMSNorm is LlamaRMSNorm: cast, then scale
   EXPECT_THAT(c.pe_components.at(0).params_json, HasSubstr("\"rope_theta\":50000"));
   EXPECT_THAT(c.to_json(), HasSubstr("\"qk_norm\":\"per_head\""));
   EXPECT_THAT(describe(loaded), HasSubstr("q/k RMSNorm per head"));
@@ -135,6 +136,7 @@ TEST(ArchReference, Olmo2SublayerOutputNormsAndWholeProjectionQkNorm) {
   const auto& c = loaded.model->config();
   EXPECT_EQ(c.norm_placement, NormPlacement::SublayerOutput);
   EXPECT_EQ(c.qk_norm, QkNorm::Whole);
+  EXPECT_TRUE(c.norm_gain_in_float32);  // Olmo2RMSNorm scales in float32, LlamaRMSNorm after the cast
   EXPECT_THAT(c.pe_components.at(0).params_json, HasSubstr("\"rope_theta\":20000"));
   EXPECT_THAT(describe(loaded), HasSubstr("norms on the sublayer outputs"));
 }
@@ -310,6 +312,7 @@ TEST(ArchReference, GptOssSinksAlternatingWindowsYarnAndExperts) {
   const auto& c = loaded.model->config();
   EXPECT_EQ(layer_types_summary(c), "local 4: 0, 2; global: 1, 3");
   EXPECT_TRUE(c.attention_sinks);
+  EXPECT_TRUE(c.norm_gain_in_float32);  // GptOssRMSNorm scales in float32
   EXPECT_EQ(c.mlp, MlpType::MoE);
   EXPECT_EQ(c.n_experts, 4);
   EXPECT_EQ(c.n_experts_per_token, 2);
@@ -562,7 +565,7 @@ TEST(ArchReference, Phi3LongRopeShortAndLongFactorsAndFusedProjections) {
 TEST(ArchReference, PerLayerSchemesInSmallAttentionBlocks) {
   for (const char* name : {"gemma2", "gemma3", "smollm3", "cohere2", "gpt_oss", "gpt_oss_mxfp4", "qwen3_sliding", "modernbert", "phi3_long", "mixtral",
                            "llama4", "llama4_maverick", "llama4_multimodal", "deepseek_v2", "deepseek_v3",
-                           "gemma4", "gemma4_dense", "gemma4_multimodal"}) {
+                           "gemma4", "gemma4_dense", "gemma4_moe", "gemma4_multimodal"}) {
     const Reference ref(name);
     const auto loaded = load_checkpoint(case_dir(name).string(), {"cpu", "float32", ""});
     Captures captures;
