@@ -328,12 +328,17 @@ std::string describe(const LoadedModel& loaded) {
       << "vocab:             " << c.vocab_size << "\n"
       << "n_ctx:             " << c.n_ctx << "\n"
       << "block:             " << to_string(c.norm) << ", ";
-  // "on 6 of 8 layers" where some layers leave a model-wide feature out (Llama 4's NoPE layers).
-  const auto on_layers = [&](auto has) {
+  // How many layers have a feature, and " on 6 of 8 layers" where some leave a model-wide feature
+  // out (Llama 4's NoPE layers); empty when all have it.
+  const auto layers_with = [&](auto has) {
     int64_t n = 0;
     for (int64_t l = 0; l < c.n_layers; ++l) n += has(c.layer_config(l)) ? 1 : 0;
+    return n;
+  };
+  const auto of_layers = [&](int64_t n) {
     return n == c.n_layers ? std::string() : " on " + std::to_string(n) + " of " + std::to_string(c.n_layers) + " layers";
   };
+  const auto on_layers = [&](auto has) { return of_layers(layers_with(has)); };
   const auto moe_layers = on_layers([](const ModelConfig& l) { return l.mlp == MlpType::MoE; });
   if (c.mlp == MlpType::MoE)
     out << "mixture-of-experts MLP (" << c.n_experts << " experts, top " << c.n_experts_per_token << ", "
@@ -353,9 +358,8 @@ std::string describe(const LoadedModel& loaded) {
         << (c.q_lora_rank > 0 ? ", q_lora_rank " + std::to_string(c.q_lora_rank) : std::string()) << ")";
   if (c.attention_sinks) out << ", a learned attention sink per head";
   if (c.v_norm) out << ", v RMSNorm per head (no gain)";
-  const auto keys_as_values = [](const ModelConfig& l) { return l.values_from_keys; };
-  const auto some_layers = on_layers(keys_as_values);  // " on 0 of 6 layers" when none
-  if (some_layers.rfind(" on 0 of ", 0) != 0) out << ", values from the keys' projection" << some_layers;
+  if (const int64_t n = layers_with([](const ModelConfig& l) { return l.values_from_keys; }); n > 0)
+    out << ", values from the keys' projection" << of_layers(n);
   out << shared_keys_values(c);
   if (c.per_layer_input_width > 0) out << ", per-layer inputs of " << c.per_layer_input_width << " (PLE)";
   if (c.layer_scalar) out << ", a scalar on each layer's output";
